@@ -1,0 +1,45 @@
+# Memory Lane: `make run` starts everything, `make test` runs the suite. Both set themselves up.
+PYTHON ?= python3.11
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: run test install lint format bench clean-data
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(PY) -m memorylane.runner
+
+# Tests get their own data directory: their own embedded PostgreSQL and broker queue, so a
+# `make run` beside them never takes their tasks.
+TEST_HOME ?= $(CURDIR)/.memorylane/test
+
+test: $(STAMP)
+	MEMORYLANE_HOME=$(TEST_HOME) $(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(STAMP)
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+bench: $(STAMP)
+	$(PY) -m bench.retrieval bench/data/memorylane.jsonl
+	$(PY) -m bench.latency --memories 10000
+
+clean-data:
+	$(PY) -m memorylane.embedded stop || true
+	rm -rf .memorylane

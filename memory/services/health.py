@@ -1,0 +1,40 @@
+"""Health of the parts a request depends on: database (with pgvector), broker, embedder."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import connection
+
+from memory import embeddings
+
+
+def database_status() -> str:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+            row = cursor.fetchone()
+    except Exception as exc:  # health reports any failure rather than raising it
+        return f"error: {exc.__class__.__name__}: {exc}".strip()
+    return "ok" if row else "error: the vector extension is not installed"
+
+
+def broker_status() -> str:
+    from memorylane.celery import app
+
+    try:
+        with app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1, timeout=2)
+    except Exception as exc:  # noqa: BLE001 - any failure is reported, not raised
+        return f"error: {exc.__class__.__name__}: {exc}".strip()
+    return "ok"
+
+
+def health_report() -> dict:
+    report = {
+        "database": database_status(),
+        "broker": broker_status(),
+        "embedder": embeddings.check(),
+        "version": settings.VERSION,
+    }
+    ok = all(report[part] == "ok" for part in ("database", "broker", "embedder"))
+    return {"status": "ok" if ok else "error", **report}

@@ -1,0 +1,73 @@
+"""API tokens: created once, shown once, stored only as a SHA-256 hash."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from memory.models import ApiToken, Scope
+
+TOKEN_PREFIX = "ml_"
+# Writing last_used_at on every request would turn each read into a write; once a minute is plenty.
+LAST_USED_RESOLUTION = timedelta(seconds=60)
+
+
+class InvalidScopes(ValueError):
+    code = "INVALID_SCOPES"
+
+
+def hash_key(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def parse_scopes(raw: str | list[str]) -> list[str]:
+    """``"read,write"`` or ``["read", "write"]`` → a validated, ordered list of scopes."""
+    items = raw.split(",") if isinstance(raw, str) else list(raw)
+    scopes = [item.strip() for item in items if item.strip()]
+    unknown = sorted(set(scopes) - set(Scope.values))
+    if unknown or not scopes:
+        raise InvalidScopes(
+            f"scopes must be some of {', '.join(Scope.values)}; got {', '.join(unknown) or 'none'}"
+        )
+    return [scope for scope in Scope.values if scope in scopes]
+
+
+@transaction.atomic
+def token_create(
+    *, user, scopes: list[str], name: str = "", expires_at: datetime | None = None
+) -> tuple[ApiToken, str]:
+    """Create a token for ``user`` and return it with the plain key, which is never stored."""
+    scopes = parse_scopes(scopes)
+    prefix = secrets.token_hex(4)
+    key = f"{TOKEN_PREFIX}{prefix}_{secrets.token_urlsafe(32)}"
+    token = ApiToken.objects.create(
+        user=user, name=name, prefix=prefix, key_hash=hash_key(key), scopes=scopes, expires_at=expires_at
+    )
+    return token, key
+
+
+def token_authenticate(key: str) -> ApiToken | None:
+    """The usable token for ``key`` (not revoked, not expired, user active), or None."""
+    if not key.startswith(TOKEN_PREFIX) or key.count("_") < 2:
+        return None
+    prefix = key[len(TOKEN_PREFIX) :].split("_", 1)[0]
+    token = ApiToken.objects.usable().select_related("user").filter(prefix=prefix).first()
+    if token is None or not hmac.compare_digest(token.key_hash, hash_key(key)):
+        return None
+    now = timezone.now()
+    if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        token.last_used_at = now
+    return token
+
+
+def token_revoke(*, token: ApiToken) -> ApiToken:
+    if token.revoked_at is None:
+        token.revoked_at = timezone.now()
+        token.save(update_fields=["revoked_at"])
+    return token

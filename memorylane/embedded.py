@@ -1,0 +1,120 @@
+"""The embedded PostgreSQL 16 + pgvector that runs Memory Lane with no configuration.
+
+With no ``DATABASE_URL``, settings call :func:`database_url`, which starts (or attaches to) a
+``pgserver`` cluster in ``$MEMORYLANE_HOME/pgdata`` and returns a socket URL for the
+``memorylane`` database. Every process — web, worker, beat, ``manage.py`` — attaches to the same
+cluster; the process that found it stopped and started it is the one that stops it
+(:func:`stop_if_started_here`), so ``make run`` and ``make test`` leave nothing running.
+
+Run ``python -m memorylane.embedded start|stop|url`` to manage it by hand.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+import warnings
+from pathlib import Path
+from urllib.parse import quote
+
+# platformdirs warns when XDG_RUNTIME_DIR is unset (servers, CI); pgserver copes without it.
+warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+
+DATABASE_NAME = "memorylane"
+
+_server = None
+_started_here = False
+
+
+def home() -> Path:
+    """The data directory (``MEMORYLANE_HOME``, default ``./.memorylane``), created if missing."""
+    path = Path(os.environ.get("MEMORYLANE_HOME", ".memorylane")).expanduser().resolve()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def pgdata() -> Path:
+    return home() / "pgdata"
+
+
+def _is_running(data_dir: Path) -> bool:
+    from pgserver.utils import PostmasterInfo
+
+    if not (data_dir / "postmaster.pid").exists():
+        return False
+    try:
+        info = PostmasterInfo.read_from_pgdata(data_dir)
+    except (AssertionError, ValueError, OSError):
+        return False  # a half-written pid file: the server is starting or crashed
+    return info is not None and info.is_running()
+
+
+def server():
+    """Start or attach to the cluster once per process and return pgserver's handle."""
+    global _server, _started_here
+    if _server is None:
+        import pgserver
+
+        logging.getLogger("pgserver").setLevel(logging.WARNING)
+        data_dir = pgdata()
+        _started_here = not _is_running(data_dir)
+        # cleanup_mode=None: pgserver never stops it behind our back; stop_if_started_here does.
+        _server = pgserver.get_server(data_dir, cleanup_mode=None)
+        _ensure_database(_server.get_uri())
+    return _server
+
+
+def _ensure_database(admin_uri: str) -> None:
+    import psycopg
+    from psycopg import errors, sql
+
+    with psycopg.connect(admin_uri, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]).fetchone()
+        if exists:
+            return
+        # Another process may create it between our check and our CREATE.
+        with contextlib.suppress(errors.DuplicateDatabase):
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE_NAME)))
+
+
+def database_url() -> str:
+    """A ``postgresql://`` URL for the embedded ``memorylane`` database, starting the cluster if needed."""
+    info = server().get_postmaster_info()
+    return f"postgresql://postgres@/{DATABASE_NAME}?host={quote(str(info.socket_dir))}&port={info.port}"
+
+
+def stop() -> None:
+    """Stop the cluster (``pg_ctl stop -m fast``), whoever started it."""
+    from pgserver._commands import pg_ctl
+
+    data_dir = pgdata()
+    if not _is_running(data_dir):
+        return
+    user = "pgserver" if os.geteuid() == 0 else None
+    pg_ctl(["-w", "-m", "fast", "stop"], pgdata=data_dir, user=user)
+
+
+def stop_if_started_here() -> None:
+    """Stop the cluster if this process is the one that started it."""
+    global _server
+    if _server is not None and _started_here:
+        stop()
+        _server = None
+
+
+def main(argv: list[str]) -> int:
+    command = argv[1] if len(argv) > 1 else "url"
+    if command in {"start", "url"}:
+        print(database_url())
+    elif command == "stop":
+        stop()
+    else:
+        print("usage: python -m memorylane.embedded start|stop|url", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

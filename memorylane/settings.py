@@ -1,0 +1,416 @@
+"""Django settings for Memory Lane.
+
+Configuration is environment variables (the table in README.md). Every rule's number lives in
+``MEMORY_LANE`` below; ``MEMORYLANE_CONFIG`` may name a JSON file whose keys override it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlparse
+
+from django.core.exceptions import ImproperlyConfigured
+
+from memorylane import embedded
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VERSION = "0.1.0"
+
+
+def envbool(name: str, default: str = "false") -> bool:
+    value = os.environ.get(name, default).strip().lower()
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off", ""}:
+        return False
+    raise ImproperlyConfigured(f"{name} must be true or false, not {value!r}")
+
+
+def envint(name: str, default: str) -> int:
+    value = os.environ.get(name, default)
+    try:
+        return int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, not {value!r}") from None
+
+
+def parse_database_url(url: str) -> dict:
+    """``postgresql://user:password@host:port/name?host=/socket/dir`` → a Django DATABASES entry."""
+    parsed = urlparse(url)
+    if parsed.scheme not in {"postgres", "postgresql", "pgsql"}:
+        raise ImproperlyConfigured(f"DATABASE_URL must be a postgresql:// URL, not {parsed.scheme!r}")
+    query = {key: values[-1] for key, values in parse_qs(parsed.query).items()}
+    host = query.pop("host", None) or unquote(parsed.hostname or "")
+    port = query.pop("port", None) or (str(parsed.port) if parsed.port else "")
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": unquote(parsed.path.lstrip("/")) or "postgres",
+        "USER": unquote(parsed.username or ""),
+        "PASSWORD": unquote(parsed.password or ""),
+        "HOST": host,
+        "PORT": port,
+        "OPTIONS": query,
+        "CONN_MAX_AGE": envint("DATABASE_CONN_MAX_AGE", "0"),
+        "CONN_HEALTH_CHECKS": True,
+    }
+
+
+MEMORYLANE_HOME = embedded.home()
+
+
+def _secret_key() -> str:
+    if key := os.environ.get("DJANGO_SECRET_KEY"):
+        return key
+    path = MEMORYLANE_HOME / "secret_key"
+    if not path.exists():
+        # O_EXCL: two processes starting at once must not each write a different key.
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "w") as handle:
+                handle.write(secrets.token_urlsafe(50))
+    return path.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+DEBUG = envbool("DJANGO_DEBUG")
+ALLOWED_HOSTS = [
+    h.strip()
+    for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver").split(",")
+    if h.strip()
+]
+CSRF_TRUSTED_ORIGINS = [
+    o.strip() for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()
+]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_htmx",
+    "template_partials",
+    "csp",
+    "memory",
+    "api",
+    "dashboard",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "csp.middleware.CSPMiddleware",
+]
+
+ROOT_URLCONF = "memorylane.urls"
+WSGI_APPLICATION = "memorylane.wsgi.application"
+ASGI_APPLICATION = "memorylane.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+if database_url := os.environ.get("DATABASE_URL"):
+    DATABASES = {"default": parse_database_url(database_url)}
+else:
+    DATABASES = {"default": parse_database_url(embedded.database_url())}
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = MEMORYLANE_HOME / "staticfiles"
+STATIC_ROOT.mkdir(exist_ok=True)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+# Static files are served by WhiteNoise straight from the finders, so no collectstatic is needed.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+
+LOGIN_URL = "/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/login/"
+
+# Security defaults; the production compose file sets DJANGO_SECURE=true behind TLS.
+SECURE = envbool("DJANGO_SECURE")
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SECURE = SECURE
+CSRF_COOKIE_SECURE = SECURE
+SECURE_SSL_REDIRECT = SECURE
+SECURE_HSTS_SECONDS = 31536000 if SECURE else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE
+SECURE_HSTS_PRELOAD = SECURE
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if SECURE else None
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+DATA_UPLOAD_MAX_MEMORY_SIZE = envint("MEMORYLANE_MAX_BODY_BYTES", str(1024 * 1024))
+
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'"],
+    },
+}
+
+REST_FRAMEWORK = {
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "api.authentication.BearerTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Memory Lane API",
+    "DESCRIPTION": "Team memory for AI coding agents.",
+    "VERSION": VERSION,
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+# --- Celery -------------------------------------------------------------------------------------
+REDIS_URL = os.environ.get("REDIS_URL", "")
+BROKER_DIR = MEMORYLANE_HOME / "broker"
+if REDIS_URL:
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_RESULT_BACKEND = REDIS_URL
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
+else:
+    # kombu's filesystem transport: a local broker that needs no server.
+    for sub in ("queue", "processed", "control", "results"):
+        (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "queue"),
+        "data_folder_out": str(BROKER_DIR / "queue"),
+        "processed_folder": str(BROKER_DIR / "processed"),
+        "control_folder": str(BROKER_DIR / "control"),
+        "store_processed": False,
+    }
+    CELERY_RESULT_BACKEND = f"file://{BROKER_DIR / 'results'}"
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_RESULT_EXPIRES = 3600
+CELERY_TIMEZONE = TIME_ZONE
+CELERY_BEAT_SCHEDULE_FILENAME = str(MEMORYLANE_HOME / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE = {
+    "reflect-daily": {
+        "task": "memory.tasks.reflect_task",
+        "schedule": 24 * 3600,
+    },
+    "decay-weekly": {
+        "task": "memory.tasks.decay_task",
+        "schedule": 7 * 24 * 3600,
+    },
+}
+
+# --- Embeddings and the optional LLM --------------------------------------------------------------
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+EMBEDDING_MODEL = os.environ.get("MEMORYLANE_EMBEDDING_MODEL", "")  # empty: the packaged MiniLM
+LLM_URL = os.environ.get("MEMORYLANE_LLM_URL", "")
+LLM_MODEL = os.environ.get("MEMORYLANE_LLM_MODEL", "")
+LLM_API_KEY = os.environ.get("MEMORYLANE_LLM_API_KEY", "")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {
+        "pgserver": {"level": "WARNING"},
+        "httpx": {"level": "WARNING"},
+    },
+}
+
+# --- The rule book (DESIGN.md §4): every number a rule uses ------------------------------------
+MEMORY_LANE: dict = {
+    "EMBEDDING_DIMENSIONS": 384,
+    "EMBEDDING_BATCH_SIZE": 64,
+    # §4.1 taxonomy
+    "TYPE_WEIGHTS": {
+        "correction": 1.0,
+        "decision": 1.0,
+        "commitment": 1.0,
+        "insight": 0.7,
+        "learning": 0.7,
+        "confidence": 0.7,
+        "pattern_seed": 0.4,
+        "cross_agent": 0.4,
+        "workflow_note": 0.4,
+        "gap": 0.4,
+    },
+    "HALF_LIFE_DAYS": {"critical": 180, "moderate": 90, "ephemeral": 14},
+    "DEFAULT_TYPE": "insight",
+    "DEFAULT_CATEGORY": "workflow",
+    "DEFAULT_PRIORITY": "moderate",
+    "DEFAULT_CONFIDENCE": 70,
+    # §4.2 entities
+    "ENTITY_PROJECT_ROOTS": ["packages", "apps"],
+    "ENTITY_SOURCE_ROOTS": ["src", "lib", "app"],
+    "ENTITY_GENERIC_DIRS": [
+        "features",
+        "feature",
+        "components",
+        "component",
+        "utils",
+        "util",
+        "common",
+        "shared",
+        "lib",
+        "libs",
+        "tests",
+        "test",
+        "__tests__",
+        "spec",
+        "src",
+        "app",
+        "core",
+        "helpers",
+        "internal",
+        "modules",
+        "pages",
+        "routes",
+        "hooks",
+        "types",
+        "services",
+        "api",
+        "config",
+    ],
+    # §4.3 store
+    "MAX_CONTENT_CHARS": 8000,
+    "NOOP_JACCARD": 0.8,
+    "NOOP_COSINE": 0.95,
+    "UPDATE_COSINE": 0.85,
+    "REVIEW_EXTRACTED": envbool("MEMORYLANE_REVIEW_EXTRACTED"),
+    "MAX_TAGS": 20,
+    "MAX_ENTITIES": 20,
+    "MAX_BATCH": 100,
+    # §4.4 search
+    "SEARCH_DEFAULT_LIMIT": 10,
+    "SEARCH_MAX_LIMIT": 50,
+    "SEARCH_CANDIDATES_MIN": 50,
+    "SEARCH_CANDIDATES_PER_RESULT": 5,
+    "RRF_K": 60,
+    "SIMILARITY_FLOOR": 0.50,
+    "SIMILARITY_FLOOR_ENTITY": 0.40,
+    "INTENT_BOOST": 1.15,
+    "INTENT_CUES": {
+        "correction": ["mistake", "wrong", "error", "bug"],
+        "gap": ["mistake", "wrong", "error", "bug"],
+        "decision": ["decided", "chose", "choice", "why did we"],
+        "pattern_seed": ["pattern", "usually", "habit"],
+        "commitment": ["pattern", "usually", "habit", "always", "never", "prefer"],
+        "learning": ["learned", "lesson", "til"],
+        "insight": ["learned", "lesson", "til"],
+    },
+    "BM25_K1": 1.2,
+    "BM25_B": 0.75,
+    "HNSW_EF_SEARCH": 100,
+    # §4.5 feedback and maturity
+    "HELPFUL_MULTIPLIER": 1.1,
+    "HARMFUL_MULTIPLIER": 0.5,
+    "IMPLICIT_HARMFUL_MULTIPLIER": 0.7,
+    "SCORE_MIN": 0.05,
+    "SCORE_MAX": 5.0,
+    "FEEDBACK_HALF_LIFE_DAYS": 90,
+    "MATURITY_MIN_EVENTS": 3,
+    "PROVEN_MIN_HELPFUL": 5,
+    "PROVEN_MAX_HARMFUL_RATIO": 0.15,
+    "DEPRECATE_HARMFUL_RATIO": 0.30,
+    "MATURITY_MULTIPLIERS": {"candidate": 0.5, "established": 1.0, "proven": 1.5, "deprecated": 0.0},
+    "INVERSION_HARMFUL_RATIO": 0.60,
+    "PRESCRIPTIVE_TYPES": ["decision", "commitment", "pattern_seed", "workflow_note"],
+    # §4.6 implicit feedback
+    "OUTCOME_DURATION_MINUTES": [5, 30],
+    "OUTCOME_DURATION_SCORES": [1.0, 0.6, 0.2],
+    "OUTCOME_ERROR_BOUNDS": [0, 2],
+    "OUTCOME_ERROR_SCORES": [1.0, 0.6, 0.2],
+    "OUTCOME_RETRY_SCORES": [1.0, 0.7, 0.3],
+    "OUTCOME_WEIGHTS": {"success": 0.4, "duration": 0.2, "errors": 0.2, "retries": 0.2},
+    "OUTCOME_HELPFUL_AT": 0.7,
+    "OUTCOME_HARMFUL_AT": 0.4,
+    # §4.7 decay
+    "STALE_HALF_LIVES": 2,
+    # §4.9 reflection
+    "REFLECTION_WINDOW_DAYS": 7,
+    "REFLECTION_CLUSTER_COSINE": 0.75,
+    "REFLECTION_MIN_CLUSTER": 2,
+    "REFLECTION_MERGE_JACCARD": 0.8,
+    "REFLECTION_MERGE_COSINE": 0.9,
+    # §4.10 context and export
+    "CONTEXT_BUDGET_TOKENS": 1500,
+    "CHARS_PER_TOKEN": 4,
+    "CONTEXT_SEARCH_LIMIT": 20,
+    "EXPORT_MIN_SCORE": 0.5,
+    "EXPORT_CATEGORY_QUOTA": 15,
+    "EXPORT_ANTI_PATTERN_QUOTA": 15,
+}
+
+if config_path := os.environ.get("MEMORYLANE_CONFIG"):
+    try:
+        overrides = json.loads(Path(config_path).read_text())
+    except (OSError, ValueError) as exc:
+        raise ImproperlyConfigured(f"MEMORYLANE_CONFIG={config_path}: {exc}") from exc
+    unknown = set(overrides) - set(MEMORY_LANE)
+    if unknown:
+        raise ImproperlyConfigured(f"MEMORYLANE_CONFIG has unknown keys: {sorted(unknown)}")
+    MEMORY_LANE.update(overrides)

@@ -1,0 +1,42 @@
+"""Docker cannot run here: check that the compose file parses and agrees with the settings."""
+
+from __future__ import annotations
+
+import re
+
+import yaml
+
+from tests.workers import ROOT
+
+COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+
+
+def settings_variables() -> set[str]:
+    """Every environment variable the project's settings, database bootstrap and runner read."""
+    source = "".join(
+        (ROOT / "memorylane" / name).read_text() for name in ("settings.py", "embedded.py", "runner.py")
+    )
+    found = re.findall(r"""(?:envbool|envint|environ\.get|environ\.setdefault)\(\s*["']([A-Z_]+)["']""", source)
+    return set(found) - {"DJANGO_SETTINGS_MODULE"}  # Django's own, not configuration
+
+
+def test_compose_runs_the_production_services():
+    assert set(COMPOSE["services"]) >= {"postgres", "redis", "web", "worker", "beat"}
+    assert "pgvector" in COMPOSE["services"]["postgres"]["image"]
+    assert "memorylane.asgi:application" in COMPOSE["services"]["web"]["command"]
+    assert COMPOSE["services"]["worker"]["command"][:4] == ["celery", "-A", "memorylane", "worker"]
+    assert COMPOSE["services"]["beat"]["command"][:4] == ["celery", "-A", "memorylane", "beat"]
+
+
+def test_every_app_service_gets_the_same_environment_and_settings_read_it():
+    known = settings_variables()
+    environments = [COMPOSE["services"][name]["environment"] for name in ("web", "worker", "beat", "migrate")]
+    assert all(env == environments[0] for env in environments)
+    assert set(environments[0]) <= known, set(environments[0]) - known
+    assert {"DATABASE_URL", "REDIS_URL", "DJANGO_SECRET_KEY"} <= set(environments[0])
+
+
+def test_the_readme_documents_every_variable_the_settings_read():
+    readme = (ROOT / "README.md").read_text()
+    missing = sorted(name for name in settings_variables() if f"`{name}`" not in readme)
+    assert not missing, missing

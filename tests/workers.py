@@ -1,0 +1,56 @@
+"""Start real Celery worker processes for tests."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@contextlib.contextmanager
+def celery_worker(
+    *, env: dict[str, str], queues: str = "celery", log_path: Path | None = None
+) -> Iterator[subprocess.Popen]:
+    """A ``celery worker`` child (solo pool) with ``env`` on top of ours; stopped on exit."""
+    command = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "memorylane",
+        "worker",
+        "--pool",
+        "solo",
+        "--loglevel",
+        "INFO",
+        "--queues",
+        queues,
+        "--without-heartbeat",
+        "--without-gossip",
+        "--without-mingle",
+    ]
+    log = open(log_path, "wb") if log_path else subprocess.DEVNULL  # noqa: SIM115 - closed below
+    process = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env={**os.environ, **env},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if log_path:
+            log.close()
