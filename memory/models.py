@@ -13,7 +13,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
-from django.db.models import Q
+from django.db.models import ExpressionWrapper, F, Q
 from django.db.models.functions import Length
 from django.db.models.lookups import GreaterThan, LessThanOrEqual
 from django.utils import timezone
@@ -106,13 +106,15 @@ class MemoryQuerySet(models.QuerySet):
     def mentioning(self, entity_ids) -> MemoryQuerySet:
         return self.filter(mentions__entity_id__in=list(entity_ids)).distinct()
 
-    def nearest(self, vector, k: int) -> MemoryQuerySet:
-        """The k nearest by cosine distance (the HNSW index serves this ordering)."""
-        return (
-            self.exclude(embedding__isnull=True)
-            .annotate(distance=CosineDistance("embedding", vector))
-            .order_by("distance")[:k]
-        )
+    def nearest(self, vector, k: int, *, exact: bool = False) -> MemoryQuerySet:
+        """The k nearest by cosine distance. The HNSW index serves this ordering and filters what
+        it found afterwards; with ``exact`` every filtered row is compared, for selective filters
+        that would otherwise leave few of the index's neighbours."""
+        annotated = self.exclude(embedding__isnull=True).annotate(distance=CosineDistance("embedding", vector))
+        if exact:
+            # An expression the index cannot serve: the planner scans the filtered rows instead.
+            return annotated.order_by(ExpressionWrapper(F("distance") + 0.0, output_field=models.FloatField()))[:k]
+        return annotated.order_by("distance")[:k]
 
 
 class Memory(models.Model):
@@ -143,6 +145,9 @@ class Memory(models.Model):
     decay_factor = models.FloatField(default=1.0, help_text="Materialized by the decay job, for sorting.")
     is_stale = models.BooleanField(default=False)
     maturity = models.CharField(max_length=16, choices=Maturity.choices, default=Maturity.CANDIDATE)
+    maturity_pinned = models.BooleanField(
+        default=False, help_text="Set by a curator's promote or deprecate; feedback no longer moves it."
+    )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     status_reason = models.TextField(blank=True)
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.API)

@@ -1,0 +1,270 @@
+"""Entities (DESIGN.md §4.2): slugs, resolution of names, extraction from paths and text, merging."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from django.db import IntegrityError, transaction
+
+from memory.conf import setting
+from memory.models import ENTITY_SLUG_PATTERN, Entity, EntityMention, EntityType, Memory, Session
+from memory.services.errors import AmbiguousEntity, InvalidInput
+
+SLUG_RE = re.compile(ENTITY_SLUG_PATTERN)
+SLUG_IN_TEXT_RE = re.compile(r"\b(?:" + "|".join(EntityType.values) + r"):[a-z0-9]+(?:-[a-z0-9]+)*\b")
+MAX_REFERENCE_LENGTH = 200
+MIN_NAME_KEY_LENGTH = 3  # shorter names ("ui", "db") would match too much running text
+
+
+def slugify_name(name: str) -> str:
+    """"Mark Robinson" → "mark-robinson"; accents folded, anything not [a-z0-9] becomes a dash."""
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-")
+
+
+def is_slug(reference: str) -> bool:
+    return bool(SLUG_RE.match(reference))
+
+
+def normalize_slug(reference: str) -> str | None:
+    """``"Person:Mark Robinson"`` → ``"person:mark-robinson"``; None when it is not a typed reference."""
+    if ":" not in reference:
+        return None
+    entity_type, _, name = reference.partition(":")
+    entity_type = entity_type.strip().lower()
+    name = slugify_name(name)
+    if entity_type not in EntityType.values or not name:
+        return None
+    return f"{entity_type}:{name}"
+
+
+def name_from_slug(slug: str) -> str:
+    """``person:mark-robinson`` → "Mark Robinson"."""
+    return " ".join(word.capitalize() for word in slug.split(":", 1)[1].split("-"))
+
+
+def canonical(entity: Entity) -> Entity:
+    """Follow ``merged_into`` to the entity that survived the merges."""
+    seen = {entity.pk}
+    while entity.merged_into_id is not None and entity.merged_into_id not in seen:
+        seen.add(entity.merged_into_id)
+        entity = entity.merged_into
+    return entity
+
+
+def entity_get_or_create(slug: str) -> Entity:
+    """The (canonical) entity for a valid slug, created — named from the slug — if new."""
+    try:
+        with transaction.atomic():
+            entity, _ = Entity.objects.get_or_create(
+                slug=slug, defaults={"type": slug.split(":", 1)[0], "name": name_from_slug(slug)}
+            )
+    except IntegrityError:  # created concurrently by another request
+        entity = Entity.objects.get(slug=slug)
+    return canonical(entity)
+
+
+def _name_keys(entity: Entity) -> set[str]:
+    keys = {slugify_name(entity.name), entity.slug.split(":", 1)[1]}
+    keys.update(slugify_name(alias) for alias in entity.aliases)
+    return {key for key in keys if key}
+
+
+def match_name(name: str, entities: Iterable[Entity] | None = None) -> list[Entity]:
+    """Canonical entities a bare name refers to: an exact name/alias match, else leading-word matches."""
+    wanted = slugify_name(name)
+    if not wanted:
+        return []
+    pool = list(entities) if entities is not None else list(Entity.objects.canonical())
+    exact = [entity for entity in pool if wanted in _name_keys(entity)]
+    if exact:
+        return exact
+    return [entity for entity in pool if any(key.startswith(wanted + "-") for key in _name_keys(entity))]
+
+
+@dataclass
+class Resolution:
+    entities: list[Entity] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    ambiguities: dict[str, list[str]] = field(default_factory=dict)
+
+    def raise_if_ambiguous(self) -> Resolution:
+        if self.ambiguities:
+            raise AmbiguousEntity(self.ambiguities)
+        return self
+
+
+def validate_references(references: Iterable[str]) -> list[str]:
+    cleaned, errors = [], []
+    for reference in references:
+        if not isinstance(reference, str) or not reference.strip():
+            errors.append("Entity references must be non-empty strings.")
+        elif len(reference) > MAX_REFERENCE_LENGTH:
+            errors.append(f"Entity references are at most {MAX_REFERENCE_LENGTH} characters.")
+        else:
+            cleaned.append(reference.strip())
+    if len(cleaned) > setting("MAX_ENTITIES"):
+        errors.append(f"At most {setting('MAX_ENTITIES')} entities.")
+    if errors:
+        raise InvalidInput({"entities": sorted(set(errors))})
+    return list(dict.fromkeys(cleaned))
+
+
+def resolve_references(references: Iterable[str], *, create: bool) -> Resolution:
+    """Resolve slugs and bare names. Slugs are created when ``create`` (on store), else looked up."""
+    resolution = Resolution()
+    pool: list[Entity] | None = None
+    for reference in validate_references(references):
+        slug = normalize_slug(reference)
+        if slug is not None:
+            if create:
+                entity = entity_get_or_create(slug)
+            else:
+                entity = Entity.objects.filter(slug=slug).select_related("merged_into").first()
+                entity = canonical(entity) if entity else None
+            if entity is None:
+                resolution.unknown.append(reference)
+            elif entity not in resolution.entities:
+                resolution.entities.append(entity)
+            continue
+        if pool is None:
+            pool = list(Entity.objects.canonical())
+        matches = match_name(reference, pool)
+        if len(matches) == 1:
+            if matches[0] not in resolution.entities:
+                resolution.entities.append(matches[0])
+        elif matches:
+            resolution.ambiguities[reference] = sorted(entity.slug for entity in matches)
+        else:
+            resolution.unknown.append(reference)
+    return resolution
+
+
+def entities_from_paths(paths: Iterable[str]) -> list[str]:
+    """Slugs implied by file paths: ``packages/x/…`` → ``project:x``; ``src/auth/…`` → ``feature:auth``."""
+    project_roots = set(setting("ENTITY_PROJECT_ROOTS"))
+    source_roots = set(setting("ENTITY_SOURCE_ROOTS"))
+    generic = set(setting("ENTITY_GENERIC_DIRS"))
+    slugs: list[str] = []
+    for raw in paths:
+        parts = [part for part in PurePosixPath(str(raw).replace("\\", "/")).parts if part not in {"/", ".", ".."}]
+        directories = parts[:-1]  # the last part is the file itself
+        for index, part in enumerate(directories):
+            if part in project_roots and index + 1 < len(directories):
+                if name := slugify_name(directories[index + 1]):
+                    slugs.append(f"project:{name}")
+                break
+        for index, part in enumerate(directories):
+            if part in source_roots:
+                feature = next((d for d in directories[index + 1 :] if d.lower() not in generic), None)
+                if feature and (name := slugify_name(feature)):
+                    slugs.append(f"feature:{name}")
+                break
+    return list(dict.fromkeys(slugs))
+
+
+@dataclass
+class Detected:
+    entities: list[Entity] = field(default_factory=list)
+    ambiguities: dict[str, list[str]] = field(default_factory=dict)
+
+
+def detect_in_text(text: str) -> Detected:
+    """Known entities named in ``text``: explicit slugs, plus full names and aliases of known entities."""
+    detected = Detected()
+    slugs = list(dict.fromkeys(SLUG_IN_TEXT_RE.findall(text.lower())))
+    if slugs:
+        for entity in Entity.objects.filter(slug__in=slugs).select_related("merged_into"):
+            entity = canonical(entity)
+            if entity not in detected.entities:
+                detected.entities.append(entity)
+    padded = f"-{slugify_name(text)}-"
+    by_key: dict[str, list[Entity]] = {}
+    for entity in Entity.objects.canonical():
+        for key in _name_keys(entity):
+            if len(key) >= MIN_NAME_KEY_LENGTH and f"-{key}-" in padded:
+                by_key.setdefault(key, []).append(entity)
+    for key, matches in by_key.items():
+        if len(matches) == 1:
+            if matches[0] not in detected.entities:
+                detected.entities.append(matches[0])
+        else:
+            detected.ambiguities[key] = sorted(entity.slug for entity in matches)
+    return detected
+
+
+def link_entities(memory: Memory, entities: Iterable[Entity], *, raw: dict[int, str] | None = None) -> None:
+    """Record resolved mentions of ``entities`` on ``memory`` (existing links are kept)."""
+    raw = raw or {}
+    EntityMention.objects.bulk_create(
+        [
+            EntityMention(memory=memory, entity=entity, raw=raw.get(entity.pk, entity.slug)[:200], resolved=True)
+            for entity in entities
+        ],
+        ignore_conflicts=True,
+    )
+
+
+def record_unresolved(memory: Memory, ambiguities: dict[str, list[str]], unknown: Iterable[str] = ()) -> None:
+    """Keep names that could not be resolved, for a curator's ambiguity queue."""
+    mentions = [
+        EntityMention(memory=memory, raw=name[:200], resolved=False, candidates=candidates)
+        for name, candidates in ambiguities.items()
+    ]
+    mentions += [EntityMention(memory=memory, raw=name[:200], resolved=False) for name in unknown]
+    existing = set(memory.mentions.filter(resolved=False).values_list("raw", flat=True))
+    EntityMention.objects.bulk_create([m for m in mentions if m.raw not in existing])
+
+
+@transaction.atomic
+def mention_resolve(*, mention: EntityMention, entity: Entity) -> EntityMention:
+    """A curator picks the entity an unresolved mention means."""
+    entity = canonical(entity)
+    duplicate = EntityMention.objects.filter(memory_id=mention.memory_id, entity=entity).exclude(pk=mention.pk)
+    if duplicate.exists():
+        mention.delete()
+        return duplicate.get()
+    mention.entity = entity
+    mention.resolved = True
+    mention.save(update_fields=["entity", "resolved"])
+    return mention
+
+
+@transaction.atomic
+def entity_merge(*, source: Entity, target: Entity) -> Entity:
+    """Merge ``source`` into ``target``: aliases move, mentions and sessions re-point, the source is kept
+    with ``merged_into`` so its slug still resolves."""
+    source = Entity.objects.select_for_update().get(pk=source.pk)
+    target = canonical(Entity.objects.select_for_update().get(pk=target.pk))
+    if source.pk == target.pk:
+        raise InvalidInput({"target": ["An entity cannot be merged into itself."]})
+    if source.merged_into_id is not None:
+        raise InvalidInput({"source": [f"{source.slug} is already merged into another entity."]})
+    aliases = [*target.aliases]
+    for alias in [source.name, *source.aliases]:
+        if alias and alias.lower() not in {a.lower() for a in aliases} and alias.lower() != target.name.lower():
+            aliases.append(alias)
+    target.aliases = aliases
+    target.save(update_fields=["aliases"])
+    already_linked = EntityMention.objects.filter(entity=target).values("memory_id")
+    EntityMention.objects.filter(entity=source, memory_id__in=already_linked).delete()
+    EntityMention.objects.filter(entity=source).update(entity=target)
+    Session.objects.filter(project=source).update(project=target)
+    Entity.objects.filter(merged_into=source).update(merged_into=target)
+    source.merged_into = target
+    source.aliases = []
+    source.save(update_fields=["merged_into", "aliases"])
+    return target
+
+
+def entity_set_aliases(*, entity: Entity, aliases: list[str]) -> Entity:
+    cleaned = list(dict.fromkeys(alias.strip() for alias in aliases if alias and alias.strip()))
+    if any(len(alias) > MAX_REFERENCE_LENGTH for alias in cleaned):
+        raise InvalidInput({"aliases": [f"Aliases are at most {MAX_REFERENCE_LENGTH} characters."]})
+    entity.aliases = cleaned
+    entity.save(update_fields=["aliases"])
+    return entity

@@ -1,0 +1,173 @@
+"""Feedback (DESIGN.md §4.5): helpful, harmful and irrelevant signals, explicit or from outcomes.
+
+FeedbackEvents are the truth. :func:`memory_recompute` derives every aggregate on a memory —
+score, counts, decay clock, maturity — from its events, so they can always be rebuilt. Recording
+locks the memory row, so concurrent feedback on one memory loses no update.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from memory.conf import setting
+from memory.models import (
+    Action,
+    FeedbackEvent,
+    FeedbackSource,
+    Maturity,
+    Memory,
+    Session,
+    Signal,
+    Status,
+)
+from memory.services import maturity as maturity_service
+from memory.services.audit import record_event
+from memory.services.errors import InvalidInput
+from memory.services.redaction import redact
+from memory.services.taxonomy import is_prescriptive
+
+MAX_NOTE_CHARS = 2000
+
+
+def clamp_score(score: float) -> float:
+    return min(setting("SCORE_MAX"), max(setting("SCORE_MIN"), score))
+
+
+def score_multiplier(event: FeedbackEvent) -> float:
+    """explicit helpful ×1.1 · implicit helpful ×(1 + 0.1 × value) · explicit harmful ×0.5 ·
+    implicit harmful ×0.7 · irrelevant ×1."""
+    if event.signal == Signal.HELPFUL:
+        boost = setting("HELPFUL_MULTIPLIER") - 1.0
+        return 1.0 + boost * (1.0 if event.source == FeedbackSource.EXPLICIT else event.value)
+    if event.signal == Signal.HARMFUL:
+        if event.source == FeedbackSource.EXPLICIT:
+            return setting("HARMFUL_MULTIPLIER")
+        return setting("IMPLICIT_HARMFUL_MULTIPLIER")
+    return 1.0
+
+
+def score_from_events(events: list[FeedbackEvent]) -> float:
+    score = 1.0
+    for event in sorted(events, key=lambda e: (e.created_at, e.pk or 0)):
+        score = clamp_score(score * score_multiplier(event))
+    return score
+
+
+@dataclass
+class FeedbackResult:
+    memory: Memory
+    event: FeedbackEvent
+    inverted: Memory | None = None
+
+
+def memory_recompute(memory: Memory, *, now: datetime | None = None, actor=None) -> Memory | None:
+    """Rebuild a memory's aggregates from its events (the caller holds the row lock).
+    Returns the anti-pattern when this recompute inverted the memory."""
+    now = now or timezone.now()
+    events = list(memory.feedback_events.all())
+    counts = maturity_service.count_feedback(events, now)
+    validations = [
+        e.created_at for e in events if e.signal == Signal.HELPFUL and e.source == FeedbackSource.EXPLICIT
+    ]
+    derived = {
+        "feedback_score": round(score_from_events(events), 6),
+        "helpful_count": counts.helpful,
+        "harmful_count": counts.harmful,
+        "irrelevant_count": counts.irrelevant,
+        "last_validated_at": max([memory.created_at, *validations]),
+    }
+    before = memory.maturity
+    if not memory.maturity_pinned:
+        derived["maturity"] = maturity_service.maturity_for(counts)
+    changed = [name for name, value in derived.items() if getattr(memory, name) != value]
+    if changed:  # an unchanged memory is not written: recomputing is idempotent
+        for name in changed:
+            setattr(memory, name, derived[name])
+        memory.save(update_fields=[*changed, "updated_at"])
+    if memory.maturity != before:
+        record_event(memory, Action.MATURITY, actor=actor, maturity=[before, memory.maturity])
+    return invert_if_harmful(memory, counts, actor=actor)
+
+
+def invert_if_harmful(memory: Memory, counts: maturity_service.FeedbackCounts, *, actor=None) -> Memory | None:
+    """A prescriptive memory that mostly harms becomes deprecated, and its advice an "AVOID:" memory."""
+    if (
+        memory.is_negative
+        or not is_prescriptive(memory.memory_type)
+        or counts.events < setting("MATURITY_MIN_EVENTS")
+        or counts.harmful_ratio < setting("INVERSION_HARMFUL_RATIO")
+        or memory.inversions.exists()
+    ):
+        return None
+    from memory.services.store import memory_store  # store imports feedback's neighbours; avoid a cycle
+
+    if memory.maturity != Maturity.DEPRECATED:
+        memory.maturity = Maturity.DEPRECATED
+        memory.save(update_fields=["maturity", "updated_at"])
+    percent = round(100 * counts.harmful / counts.events)
+    content = f"AVOID: {memory.content.rstrip('. ')}. Harmful in {counts.harmful} of {counts.events} uses ({percent}%)"
+    content = content[: setting("MAX_CONTENT_CHARS")]
+    result = memory_store(
+        content=content,
+        memory_type=memory.memory_type,
+        category=memory.category,
+        priority=memory.priority,
+        entities=[m.entity.slug for m in memory.mentions.filter(resolved=True).select_related("entity")],
+        tags=memory.tags,
+        source=memory.source,
+        is_negative=True,
+        status=Status.ACTIVE,
+        dedupe=False,
+        author=actor,
+    )
+    anti_pattern = result.memory
+    anti_pattern.inverted_from = memory
+    anti_pattern.save(update_fields=["inverted_from"])
+    record_event(memory, Action.INVERTED, actor=actor, anti_pattern=str(anti_pattern.pk))
+    return anti_pattern
+
+
+def feedback_record(
+    *,
+    memory: Memory,
+    signal: str,
+    user=None,
+    session: Session | None = None,
+    note: str = "",
+    source: str = FeedbackSource.EXPLICIT,
+    value: float = 1.0,
+    created_at: datetime | None = None,
+) -> FeedbackResult:
+    """Record one signal on a memory and update its aggregates, maturity and, if it mostly harms,
+    invert it into an anti-pattern."""
+    errors = {}
+    if signal not in Signal.values:
+        errors["signal"] = [f"'{signal}' is not one of: {', '.join(Signal.values)}."]
+    if source not in FeedbackSource.values:
+        errors["source"] = [f"'{source}' is not one of: {', '.join(FeedbackSource.values)}."]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+        errors["value"] = ["The value is a number from 0 to 1."]
+    if not isinstance(note, str) or len(note) > MAX_NOTE_CHARS:
+        errors["note"] = [f"The note is text of at most {MAX_NOTE_CHARS} characters."]
+    if errors:
+        raise InvalidInput(errors)
+    note, _ = redact(note)
+    with transaction.atomic():
+        locked = Memory.objects.select_for_update().get(pk=memory.pk)
+        event = FeedbackEvent.objects.create(
+            memory=locked,
+            signal=signal,
+            value=float(value),
+            source=source,
+            user=user if getattr(user, "pk", None) else None,
+            session=session,
+            note=note,
+            created_at=created_at or timezone.now(),
+        )
+        record_event(locked, Action.FEEDBACK, actor=user, signal=signal, source=source, value=float(value))
+        inverted = memory_recompute(locked, actor=user)
+    return FeedbackResult(locked, event, inverted)

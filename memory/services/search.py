@@ -1,0 +1,259 @@
+"""Search, the "smart find" (DESIGN.md §4.4).
+
+1. Resolve explicit entities (strict filter; ambiguity → CLARIFICATION_REQUIRED) and detect known
+   entities named in the query (soft filter: their memories first, the rest fills the limit).
+2. Candidates: top-N by cosine similarity (HNSW) and top-N by a BM25 ranking of the query's
+   lexemes (any of them may match), N = max(50, 5 × limit), from servable memories only.
+3. Reciprocal rank fusion (k = 60) of the two lists is the base relevance.
+4. Vector-only candidates below the similarity floor are dropped.
+5. ``final = base × type_weight × intent_boost × feedback_score × decay × maturity_multiplier``.
+6. The top ``limit`` with an ``explain`` of every factor; retrieval counted; Recall rows written
+   for a session.
+
+``mode`` exists for the benchmark: ``fts`` lexical only, ``vector`` plain cosine, ``hybrid`` fused
+without the re-ranking factors, ``full`` what the API does.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+from django.db import connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from memory import embeddings
+from memory.conf import setting
+from memory.models import Category, Entity, Memory, MemoryType, Priority, Recall, Session
+from memory.services import entities as entity_service
+from memory.services.decay import decay_factor
+from memory.services.errors import InvalidInput
+from memory.services.maturity import multiplier as maturity_multiplier
+from memory.services.taxonomy import type_weight
+
+MODES = ("fts", "vector", "hybrid", "full")
+MAX_QUERY_CHARS = 2000
+
+
+@dataclass
+class SearchHit:
+    memory: Memory
+    score: float
+    explain: dict
+
+
+@dataclass
+class SearchOutcome:
+    query: str
+    results: list[SearchHit]
+    entities: list[Entity] = field(default_factory=list)
+    detected_entities: list[Entity] = field(default_factory=list)
+    unknown_entities: list[str] = field(default_factory=list)
+    intent_types: list[str] = field(default_factory=list)
+
+
+def intent_types(query: str) -> list[str]:
+    """The memory types the question asks for, from its cue words ("what mistake…" → correction, gap)."""
+    text = query.lower()
+    boosted = []
+    for memory_type, cues in setting("INTENT_CUES").items():
+        if any(re.search(rf"\b{re.escape(cue)}\b", text) for cue in cues):
+            boosted.append(memory_type)
+    return boosted
+
+
+LEXICAL_SQL = """
+WITH filtered AS ({filtered}),
+terms AS (
+    SELECT DISTINCT t.lexeme FROM unnest(to_tsvector('english', %s)) AS t
+),
+q AS (
+    SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS query FROM terms
+),
+corpus AS (
+    SELECT count(*)::float8 AS n, coalesce(avg(length(m.search_vector)), 1)::float8 AS avgdl
+    FROM memory_memory m WHERE m.id IN (SELECT id FROM filtered)
+),
+matches AS (
+    SELECT m.id, m.search_vector, length(m.search_vector)::float8 AS dl
+    FROM memory_memory m, q
+    WHERE q.query IS NOT NULL AND m.search_vector @@ q.query AND m.id IN (SELECT id FROM filtered)
+),
+tf AS (
+    SELECT x.id, x.dl, u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf
+    FROM matches x, unnest(x.search_vector) AS u
+    WHERE u.lexeme IN (SELECT lexeme FROM terms)
+),
+df AS (SELECT lexeme, count(*)::float8 AS df FROM tf GROUP BY lexeme)
+SELECT tf.id,
+       sum(ln(1 + (corpus.n - df.df + 0.5) / (df.df + 0.5))
+           * tf.tf * (%s + 1) / (tf.tf + %s * (1 - %s + %s * tf.dl / corpus.avgdl))) AS score
+FROM tf JOIN df USING (lexeme) CROSS JOIN corpus
+GROUP BY tf.id
+ORDER BY score DESC, tf.id
+LIMIT %s
+"""
+
+
+def lexical_candidates(queryset, query: str, k: int) -> list[tuple]:
+    """BM25 over the query's stemmed, stop-word-free lexemes, any of which may match.
+
+    Document frequencies and the average length come from the filtered corpus, so rarity is
+    judged among the memories the caller may see."""
+    filtered_sql, filtered_params = queryset.values("id").query.sql_with_params()
+    k1, b = setting("BM25_K1"), setting("BM25_B")
+    with connection.cursor() as cursor:
+        cursor.execute(LEXICAL_SQL.format(filtered=filtered_sql), [*filtered_params, query, k1, k1, b, b, k])
+        return cursor.fetchall()
+
+
+def _validate(query, limit, memory_type, category, priority, mode) -> tuple[str, int]:
+    errors: dict[str, list[str]] = {}
+    if not isinstance(query, str) or not query.strip():
+        errors["q"] = ["The query must be non-empty text."]
+    elif len(query) > MAX_QUERY_CHARS:
+        errors["q"] = [f"The query is at most {MAX_QUERY_CHARS} characters."]
+    if limit is None:
+        limit = setting("SEARCH_DEFAULT_LIMIT")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= setting("SEARCH_MAX_LIMIT"):
+        errors["limit"] = [f"The limit is an integer from 1 to {setting('SEARCH_MAX_LIMIT')}."]
+    for name, value, choices in (("type", memory_type, MemoryType), ("category", category, Category),
+                                 ("priority", priority, Priority)):
+        if value is not None and value not in choices.values:
+            errors[name] = [f"'{value}' is not one of: {', '.join(choices.values)}."]
+    if mode not in MODES:
+        errors["mode"] = [f"The mode is one of: {', '.join(MODES)}."]
+    if errors:
+        raise InvalidInput(errors)
+    return query.strip(), limit
+
+
+def memory_search(
+    *,
+    query: str,
+    entities: list[str] | None = None,
+    memory_type: str | None = None,
+    category: str | None = None,
+    priority: str | None = None,
+    limit: int | None = None,
+    session: Session | None = None,
+    mode: str = "full",
+    record: bool = True,
+    exclude_ids: set | None = None,
+    now: datetime | None = None,
+) -> SearchOutcome:
+    """Find the memories that answer ``query``. Raises InvalidInput, or AmbiguousEntity when an
+    explicit entity reference matches several entities. Only servable memories are returned."""
+    query, limit = _validate(query, limit, memory_type, category, priority, mode)
+    now = now or timezone.now()
+    resolution = entity_service.resolve_references(entities or [], create=False).raise_if_ambiguous()
+    outcome = SearchOutcome(query=query, results=[], entities=resolution.entities,
+                            unknown_entities=resolution.unknown)
+    if resolution.unknown:
+        return outcome  # a strict filter on an entity nobody has mentioned matches nothing
+
+    base = Memory.objects.servable(now)
+    if memory_type:
+        base = base.filter(memory_type=memory_type)
+    if category:
+        base = base.filter(category=category)
+    if priority:
+        base = base.filter(priority=priority)
+    strict = bool(resolution.entities)
+    if strict:
+        base = base.mentioning(entity.pk for entity in resolution.entities)
+    if exclude_ids:
+        base = base.exclude(pk__in=exclude_ids)
+    filtered = strict or bool(memory_type or category or priority or exclude_ids)
+
+    n = max(setting("SEARCH_CANDIDATES_MIN"), setting("SEARCH_CANDIDATES_PER_RESULT") * limit)
+    vector = embeddings.encode_one(query)
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(max(n, setting("HNSW_EF_SEARCH")))])
+        vector_ids = [] if mode == "fts" else list(
+            base.nearest(vector, n, exact=filtered).values_list("pk", flat=True)
+        )
+        lexical = [] if mode == "vector" else lexical_candidates(base, query, n)
+
+    vector_rank = {pk: rank for rank, pk in enumerate(vector_ids, start=1)}
+    lexical_rank = {pk: rank for rank, (pk, _) in enumerate(lexical, start=1)}
+    lexical_score = dict(lexical)
+    candidates = {m.pk: m for m in Memory.objects.filter(pk__in=set(vector_rank) | set(lexical_rank))}
+    if not candidates:
+        return outcome
+    ids = list(candidates)
+    matrix = np.array([candidates[pk].embedding for pk in ids], dtype=np.float32)
+    similarity = dict(zip(ids, (matrix @ vector).tolist(), strict=True))
+
+    detected = entity_service.detect_in_text(query) if mode == "full" and not strict else entity_service.Detected()
+    outcome.detected_entities = detected.entities
+    detected_ids = {entity.pk for entity in detected.entities}
+    entity_matched = set()
+    if detected_ids:
+        entity_matched = set(
+            Memory.objects.filter(pk__in=ids, mentions__entity_id__in=detected_ids).values_list("pk", flat=True)
+        )
+    outcome.intent_types = boosted = intent_types(query) if mode == "full" else []
+
+    k = setting("RRF_K")
+    hits: list[SearchHit] = []
+    for pk, memory in candidates.items():
+        explain = {
+            "vector_rank": vector_rank.get(pk),
+            "similarity": round(similarity[pk], 4),
+            "lexical_rank": lexical_rank.get(pk),
+            "lexical_score": round(lexical_score[pk], 4) if pk in lexical_score else None,
+        }
+        if mode == "vector":
+            score = similarity[pk]
+        elif mode == "fts":
+            score = lexical_score[pk]
+        else:
+            if pk not in lexical_rank:
+                floor = setting("SIMILARITY_FLOOR_ENTITY") if strict or pk in entity_matched else setting("SIMILARITY_FLOOR")
+                if similarity[pk] < floor:
+                    continue
+            rrf = sum(1.0 / (k + rank) for rank in (vector_rank.get(pk), lexical_rank.get(pk)) if rank)
+            explain["rrf"] = round(rrf, 6)
+            score = rrf
+            if mode == "full":
+                factors = {
+                    "type_weight": type_weight(memory.memory_type),
+                    "intent_boost": setting("INTENT_BOOST") if memory.memory_type in boosted else 1.0,
+                    "feedback_score": memory.feedback_score,
+                    "decay": decay_factor(memory, now),
+                    "maturity_multiplier": maturity_multiplier(memory.maturity),
+                }
+                for name, value in factors.items():
+                    score *= value
+                    explain[name] = round(value, 4)
+                explain["entity_match"] = pk in entity_matched
+        explain["score"] = round(score, 6)
+        hits.append(SearchHit(memory, score, explain))
+
+    hits.sort(key=lambda hit: (-hit.score, str(hit.memory.pk)))
+    if entity_matched:
+        # Memories about the entities the question names come first; the rest fill the limit.
+        hits.sort(key=lambda hit: hit.memory.pk not in entity_matched)
+    outcome.results = hits[:limit]
+    if record and outcome.results:
+        _record_retrieval(outcome.results, session, now)
+    return outcome
+
+
+def _record_retrieval(hits: list[SearchHit], session: Session | None, now: datetime) -> None:
+    """Count the retrieval (it never changes a score) and remember what a session was shown."""
+    ids = [hit.memory.pk for hit in hits]
+    Memory.objects.filter(pk__in=ids).update(retrieval_count=F("retrieval_count") + 1, last_retrieved_at=now)
+    if session is not None:
+        Recall.objects.bulk_create(
+            [
+                Recall(session=session, memory=hit.memory, rank=rank, score=hit.score, surfaced_at=now)
+                for rank, hit in enumerate(hits, start=1)
+            ],
+            ignore_conflicts=True,  # shown before in this session: the first showing stands
+        )
