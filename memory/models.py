@@ -110,10 +110,14 @@ class MemoryQuerySet(models.QuerySet):
         """The k nearest by cosine distance. The HNSW index serves this ordering and filters what
         it found afterwards; with ``exact`` every filtered row is compared, for selective filters
         that would otherwise leave few of the index's neighbours."""
-        annotated = self.exclude(embedding__isnull=True).annotate(distance=CosineDistance("embedding", vector))
+        annotated = self.exclude(embedding__isnull=True).annotate(
+            distance=CosineDistance("embedding", vector)
+        )
         if exact:
             # An expression the index cannot serve: the planner scans the filtered rows instead.
-            return annotated.order_by(ExpressionWrapper(F("distance") + 0.0, output_field=models.FloatField()))[:k]
+            return annotated.order_by(
+                ExpressionWrapper(F("distance") + 0.0, output_field=models.FloatField())
+            )[:k]
         return annotated.order_by("distance")[:k]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import asdict
 
 from celery import shared_task
 
@@ -24,8 +25,11 @@ def reflect_task() -> dict:
     return {"reflections": 0, "implemented": False}
 
 
-@shared_task
+@shared_task(autoretry_for=(OSError,), retry_backoff=True, retry_jitter=True, max_retries=3)
 def decay_task() -> dict:
     """Weekly (beat): materialize decay, maturity, deprecation and inversion (DESIGN.md §4.7)."""
-    logger.warning("decay is not implemented yet (issue 3); nothing done")
-    return {"updated": 0, "implemented": False}
+    from memory.services.decay import decay_run
+
+    report = decay_run()
+    logger.info("decay: %s", report)
+    return asdict(report)

@@ -21,7 +21,7 @@ MIN_NAME_KEY_LENGTH = 3  # shorter names ("ui", "db") would match too much runni
 
 
 def slugify_name(name: str) -> str:
-    """"Mark Robinson" → "mark-robinson"; accents folded, anything not [a-z0-9] becomes a dash."""
+    """ "Mark Robinson" → "mark-robinson"; accents folded, anything not [a-z0-9] becomes a dash."""
     ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
     return re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-")
 
@@ -144,6 +144,20 @@ def resolve_references(references: Iterable[str], *, create: bool) -> Resolution
     return resolution
 
 
+def resolve_project(reference: str) -> Entity | None:
+    """A project given as a slug, a bare project name ("billing-api") or any entity name; None if
+    unknown. Raises AmbiguousEntity when a bare name matches several entities."""
+    slug = normalize_slug(reference) or normalize_slug(f"{EntityType.PROJECT}:{reference}")
+    if slug is not None:
+        entity = Entity.objects.filter(slug=slug).select_related("merged_into").first()
+        if entity is not None:
+            return canonical(entity)
+    if ":" in reference:
+        return None
+    resolution = resolve_references([reference], create=False).raise_if_ambiguous()
+    return resolution.entities[0] if resolution.entities else None
+
+
 def entities_from_paths(paths: Iterable[str]) -> list[str]:
     """Slugs implied by file paths: ``packages/x/…`` → ``project:x``; ``src/auth/…`` → ``feature:auth``."""
     project_roots = set(setting("ENTITY_PROJECT_ROOTS"))
@@ -151,7 +165,9 @@ def entities_from_paths(paths: Iterable[str]) -> list[str]:
     generic = set(setting("ENTITY_GENERIC_DIRS"))
     slugs: list[str] = []
     for raw in paths:
-        parts = [part for part in PurePosixPath(str(raw).replace("\\", "/")).parts if part not in {"/", ".", ".."}]
+        parts = [
+            part for part in PurePosixPath(str(raw).replace("\\", "/")).parts if part not in {"/", ".", ".."}
+        ]
         directories = parts[:-1]  # the last part is the file itself
         for index, part in enumerate(directories):
             if part in project_roots and index + 1 < len(directories):
@@ -202,7 +218,9 @@ def link_entities(memory: Memory, entities: Iterable[Entity], *, raw: dict[int, 
     raw = raw or {}
     EntityMention.objects.bulk_create(
         [
-            EntityMention(memory=memory, entity=entity, raw=raw.get(entity.pk, entity.slug)[:200], resolved=True)
+            EntityMention(
+                memory=memory, entity=entity, raw=raw.get(entity.pk, entity.slug)[:200], resolved=True
+            )
             for entity in entities
         ],
         ignore_conflicts=True,
@@ -224,7 +242,9 @@ def record_unresolved(memory: Memory, ambiguities: dict[str, list[str]], unknown
 def mention_resolve(*, mention: EntityMention, entity: Entity) -> EntityMention:
     """A curator picks the entity an unresolved mention means."""
     entity = canonical(entity)
-    duplicate = EntityMention.objects.filter(memory_id=mention.memory_id, entity=entity).exclude(pk=mention.pk)
+    duplicate = EntityMention.objects.filter(memory_id=mention.memory_id, entity=entity).exclude(
+        pk=mention.pk
+    )
     if duplicate.exists():
         mention.delete()
         return duplicate.get()
@@ -246,7 +266,11 @@ def entity_merge(*, source: Entity, target: Entity) -> Entity:
         raise InvalidInput({"source": [f"{source.slug} is already merged into another entity."]})
     aliases = [*target.aliases]
     for alias in [source.name, *source.aliases]:
-        if alias and alias.lower() not in {a.lower() for a in aliases} and alias.lower() != target.name.lower():
+        if (
+            alias
+            and alias.lower() not in {a.lower() for a in aliases}
+            and alias.lower() != target.name.lower()
+        ):
             aliases.append(alias)
     target.aliases = aliases
     target.save(update_fields=["aliases"])

@@ -21,7 +21,9 @@ class InvalidInput(MemoryLaneError):
     code = "VALIDATION_ERROR"
 
     def __init__(self, fields: dict[str, list[str] | str]) -> None:
-        fields = {name: [errors] if isinstance(errors, str) else list(errors) for name, errors in fields.items()}
+        fields = {
+            name: [errors] if isinstance(errors, str) else list(errors) for name, errors in fields.items()
+        }
         summary = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in fields.items())
         super().__init__(f"Invalid input — {summary}", fields=fields)
         self.fields = fields

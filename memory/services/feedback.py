@@ -93,7 +93,9 @@ def memory_recompute(memory: Memory, *, now: datetime | None = None, actor=None)
     return invert_if_harmful(memory, counts, actor=actor)
 
 
-def invert_if_harmful(memory: Memory, counts: maturity_service.FeedbackCounts, *, actor=None) -> Memory | None:
+def invert_if_harmful(
+    memory: Memory, counts: maturity_service.FeedbackCounts, *, actor=None
+) -> Memory | None:
     """A prescriptive memory that mostly harms becomes deprecated, and its advice an "AVOID:" memory."""
     if (
         memory.is_negative

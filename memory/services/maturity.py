@@ -62,9 +62,8 @@ def maturity_for(counts: FeedbackCounts) -> str:
         return Maturity.CANDIDATE
     if counts.harmful_ratio > setting("DEPRECATE_HARMFUL_RATIO"):
         return Maturity.DEPRECATED
-    if (
-        counts.decayed_helpful >= setting("PROVEN_MIN_HELPFUL")
-        and counts.harmful_ratio < setting("PROVEN_MAX_HARMFUL_RATIO")
+    if counts.decayed_helpful >= setting("PROVEN_MIN_HELPFUL") and counts.harmful_ratio < setting(
+        "PROVEN_MAX_HARMFUL_RATIO"
     ):
         return Maturity.PROVEN
     return Maturity.ESTABLISHED
@@ -101,7 +100,9 @@ def memory_deprecate(*, memory: Memory, actor, reason: str) -> Memory:
     memory = Memory.objects.select_for_update().get(pk=memory.pk)
     memory.status_reason = reason[:1000]
     memory.save(update_fields=["status_reason"])
-    return _set_maturity(memory, Maturity.DEPRECATED, pinned=True, actor=actor, action=Action.DEPRECATED, reason=reason)
+    return _set_maturity(
+        memory, Maturity.DEPRECATED, pinned=True, actor=actor, action=Action.DEPRECATED, reason=reason
+    )
 
 
 @transaction.atomic

@@ -16,7 +16,8 @@ SECRET_PATTERNS: list[tuple[str, re.Pattern]] = [
     (
         "private_key",
         re.compile(
-            r"-----BEGIN (?:[A-Z0-9 ]+ )?PRIVATE KEY-----.*?(?:-----END (?:[A-Z0-9 ]+ )?PRIVATE KEY-----|\Z)", re.S
+            r"-----BEGIN (?:[A-Z0-9 ]+ )?PRIVATE KEY-----.*?(?:-----END (?:[A-Z0-9 ]+ )?PRIVATE KEY-----|\Z)",
+            re.S,
         ),
     ),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
@@ -90,9 +91,14 @@ INJECTION_PATTERNS: list[tuple[str, re.Pattern]] = [
     ),
     (
         "role reassignment",
-        re.compile(r"(?i)\byou are (?:now|no longer)\b|\bpretend (?:to be|you are)\b|\bjailbreak\b|\bDAN mode\b"),
+        re.compile(
+            r"(?i)\byou are (?:now|no longer)\b|\bpretend (?:to be|you are)\b|\bjailbreak\b|\bDAN mode\b"
+        ),
     ),
-    ("system prompt access", re.compile(r"(?i)\b(?:reveal|print|show|repeat|leak)\b[^.\n]{0,30}\bsystem prompt\b")),
+    (
+        "system prompt access",
+        re.compile(r"(?i)\b(?:reveal|print|show|repeat|leak)\b[^.\n]{0,30}\bsystem prompt\b"),
+    ),
     (
         "tool-call syntax",
         re.compile(

@@ -120,8 +120,11 @@ def _validate(query, limit, memory_type, category, priority, mode) -> tuple[str,
         limit = setting("SEARCH_DEFAULT_LIMIT")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= setting("SEARCH_MAX_LIMIT"):
         errors["limit"] = [f"The limit is an integer from 1 to {setting('SEARCH_MAX_LIMIT')}."]
-    for name, value, choices in (("type", memory_type, MemoryType), ("category", category, Category),
-                                 ("priority", priority, Priority)):
+    for name, value, choices in (
+        ("type", memory_type, MemoryType),
+        ("category", category, Category),
+        ("priority", priority, Priority),
+    ):
         if value is not None and value not in choices.values:
             errors[name] = [f"'{value}' is not one of: {', '.join(choices.values)}."]
     if mode not in MODES:
@@ -150,8 +153,9 @@ def memory_search(
     query, limit = _validate(query, limit, memory_type, category, priority, mode)
     now = now or timezone.now()
     resolution = entity_service.resolve_references(entities or [], create=False).raise_if_ambiguous()
-    outcome = SearchOutcome(query=query, results=[], entities=resolution.entities,
-                            unknown_entities=resolution.unknown)
+    outcome = SearchOutcome(
+        query=query, results=[], entities=resolution.entities, unknown_entities=resolution.unknown
+    )
     if resolution.unknown:
         return outcome  # a strict filter on an entity nobody has mentioned matches nothing
 
@@ -170,82 +174,129 @@ def memory_search(
     filtered = strict or bool(memory_type or category or priority or exclude_ids)
 
     n = max(setting("SEARCH_CANDIDATES_MIN"), setting("SEARCH_CANDIDATES_PER_RESULT") * limit)
-    vector = embeddings.encode_one(query)
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(max(n, setting("HNSW_EF_SEARCH")))])
-        vector_ids = [] if mode == "fts" else list(
-            base.nearest(vector, n, exact=filtered).values_list("pk", flat=True)
-        )
-        lexical = [] if mode == "vector" else lexical_candidates(base, query, n)
-
-    vector_rank = {pk: rank for rank, pk in enumerate(vector_ids, start=1)}
-    lexical_rank = {pk: rank for rank, (pk, _) in enumerate(lexical, start=1)}
-    lexical_score = dict(lexical)
-    candidates = {m.pk: m for m in Memory.objects.filter(pk__in=set(vector_rank) | set(lexical_rank))}
-    if not candidates:
-        return outcome
-    ids = list(candidates)
-    matrix = np.array([candidates[pk].embedding for pk in ids], dtype=np.float32)
-    similarity = dict(zip(ids, (matrix @ vector).tolist(), strict=True))
-
-    detected = entity_service.detect_in_text(query) if mode == "full" and not strict else entity_service.Detected()
+    detect = mode == "full" and not strict
+    candidates, detected = gather_candidates(
+        base,
+        query,
+        n,
+        lists=("lexical",) if mode == "fts" else ("vector",) if mode == "vector" else ("vector", "lexical"),
+        exact=filtered,
+        detect=detect,
+    )
     outcome.detected_entities = detected.entities
-    detected_ids = {entity.pk for entity in detected.entities}
-    entity_matched = set()
-    if detected_ids:
-        entity_matched = set(
-            Memory.objects.filter(pk__in=ids, mentions__entity_id__in=detected_ids).values_list("pk", flat=True)
-        )
     outcome.intent_types = boosted = intent_types(query) if mode == "full" else []
-
-    k = setting("RRF_K")
-    hits: list[SearchHit] = []
-    for pk, memory in candidates.items():
-        explain = {
-            "vector_rank": vector_rank.get(pk),
-            "similarity": round(similarity[pk], 4),
-            "lexical_rank": lexical_rank.get(pk),
-            "lexical_score": round(lexical_score[pk], 4) if pk in lexical_score else None,
-        }
-        if mode == "vector":
-            score = similarity[pk]
-        elif mode == "fts":
-            score = lexical_score[pk]
-        else:
-            if pk not in lexical_rank:
-                floor = setting("SIMILARITY_FLOOR_ENTITY") if strict or pk in entity_matched else setting("SIMILARITY_FLOOR")
-                if similarity[pk] < floor:
-                    continue
-            rrf = sum(1.0 / (k + rank) for rank in (vector_rank.get(pk), lexical_rank.get(pk)) if rank)
-            explain["rrf"] = round(rrf, 6)
-            score = rrf
-            if mode == "full":
-                factors = {
-                    "type_weight": type_weight(memory.memory_type),
-                    "intent_boost": setting("INTENT_BOOST") if memory.memory_type in boosted else 1.0,
-                    "feedback_score": memory.feedback_score,
-                    "decay": decay_factor(memory, now),
-                    "maturity_multiplier": maturity_multiplier(memory.maturity),
-                }
-                for name, value in factors.items():
-                    score *= value
-                    explain[name] = round(value, 4)
-                explain["entity_match"] = pk in entity_matched
-        explain["score"] = round(score, 6)
-        hits.append(SearchHit(memory, score, explain))
-
+    hits = []
+    for candidate in candidates:
+        scored = score_candidate(candidate, mode=mode, boosted=boosted, strict=strict, now=now)
+        if scored is not None:
+            hits.append(SearchHit(candidate.memory, *scored))
     hits.sort(key=lambda hit: (-hit.score, str(hit.memory.pk)))
-    if entity_matched:
+    if any(candidate.entity_match for candidate in candidates):
         # Memories about the entities the question names come first; the rest fill the limit.
-        hits.sort(key=lambda hit: hit.memory.pk not in entity_matched)
+        hits.sort(key=lambda hit: not hit.explain["entity_match"])
     outcome.results = hits[:limit]
     if record and outcome.results:
-        _record_retrieval(outcome.results, session, now)
+        record_retrieval(outcome.results, session, now)
     return outcome
 
 
-def _record_retrieval(hits: list[SearchHit], session: Session | None, now: datetime) -> None:
+@dataclass
+class Candidate:
+    memory: Memory
+    similarity: float
+    vector_rank: int | None
+    lexical_rank: int | None
+    lexical_score: float | None
+    entity_match: bool = False
+
+
+def gather_candidates(
+    base, query: str, n: int, *, lists=("vector", "lexical"), exact: bool = False, detect: bool = False
+) -> tuple[list[Candidate], entity_service.Detected]:
+    """The top ``n`` of each candidate list, with every feature the scoring needs."""
+    vector = embeddings.encode_one(query)
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT set_config('hnsw.ef_search', %s, true)", [str(max(n, setting("HNSW_EF_SEARCH")))]
+            )
+        vector_ids = (
+            list(base.nearest(vector, n, exact=exact).values_list("pk", flat=True))
+            if "vector" in lists
+            else []
+        )
+        lexical = lexical_candidates(base, query, n) if "lexical" in lists else []
+    vector_rank = {pk: rank for rank, pk in enumerate(vector_ids, start=1)}
+    lexical_rank = {pk: rank for rank, (pk, _) in enumerate(lexical, start=1)}
+    lexical_score = dict(lexical)
+    memories = {m.pk: m for m in Memory.objects.filter(pk__in=set(vector_rank) | set(lexical_rank))}
+    detected = entity_service.detect_in_text(query) if detect else entity_service.Detected()
+    if not memories:
+        return [], detected
+    ids = list(memories)
+    matrix = np.array([memories[pk].embedding for pk in ids], dtype=np.float32)
+    similarity = dict(zip(ids, (matrix @ vector).tolist(), strict=True))
+    entity_matched: set = set()
+    if detected.entities:
+        entity_matched = set(
+            Memory.objects.filter(pk__in=ids, mentions__entity__in=detected.entities).values_list(
+                "pk", flat=True
+            )
+        )
+    candidates = [
+        Candidate(
+            memory=memories[pk],
+            similarity=similarity[pk],
+            vector_rank=vector_rank.get(pk),
+            lexical_rank=lexical_rank.get(pk),
+            lexical_score=lexical_score.get(pk),
+            entity_match=pk in entity_matched,
+        )
+        for pk in ids
+    ]
+    return candidates, detected
+
+
+def score_candidate(candidate: Candidate, *, mode: str, boosted: list[str], strict: bool, now: datetime):
+    """``(score, explain)`` for one candidate, or None when it falls below the similarity floor."""
+    memory = candidate.memory
+    explain = {
+        "vector_rank": candidate.vector_rank,
+        "similarity": round(candidate.similarity, 4),
+        "lexical_rank": candidate.lexical_rank,
+        "lexical_score": round(candidate.lexical_score, 4) if candidate.lexical_score is not None else None,
+        "entity_match": candidate.entity_match,
+    }
+    if mode == "vector":
+        score = candidate.similarity
+    elif mode == "fts":
+        score = candidate.lexical_score
+    else:
+        if candidate.lexical_rank is None:
+            entity_filtered = strict or candidate.entity_match
+            floor = setting("SIMILARITY_FLOOR_ENTITY") if entity_filtered else setting("SIMILARITY_FLOOR")
+            if candidate.similarity < floor:
+                return None
+        k = setting("RRF_K")
+        ranks = (candidate.vector_rank, candidate.lexical_rank)
+        score = sum(1.0 / (k + rank) for rank in ranks if rank)
+        explain["base"] = round(score, 6)
+        if mode == "full":
+            factors = {
+                "type_weight": type_weight(memory.memory_type),
+                "intent_boost": setting("INTENT_BOOST") if memory.memory_type in boosted else 1.0,
+                "feedback_score": memory.feedback_score,
+                "decay": decay_factor(memory, now),
+                "maturity_multiplier": maturity_multiplier(memory.maturity),
+            }
+            for name, value in factors.items():
+                score *= value
+                explain[name] = round(value, 4)
+    explain["score"] = round(score, 6)
+    return score, explain
+
+
+def record_retrieval(hits: list[SearchHit], session: Session | None, now: datetime) -> None:
     """Count the retrieval (it never changes a score) and remember what a session was shown."""
     ids = [hit.memory.pk for hit in hits]
     Memory.objects.filter(pk__in=ids).update(retrieval_count=F("retrieval_count") + 1, last_retrieved_at=now)

@@ -131,7 +131,13 @@ def prepare(
         content = ""
     content = content.strip()
     if len(content) > setting("MAX_CONTENT_CHARS"):
-        raise ContentTooLarge({"content": [f"Content is {len(content)} characters; the limit is {setting('MAX_CONTENT_CHARS')}."]})
+        raise ContentTooLarge(
+            {
+                "content": [
+                    f"Content is {len(content)} characters; the limit is {setting('MAX_CONTENT_CHARS')}."
+                ]
+            }
+        )
     memory_type = _choice(errors, "type", memory_type, MemoryType, setting("DEFAULT_TYPE"))
     category = _choice(errors, "category", category, Category, setting("DEFAULT_CATEGORY"))
     priority = _choice(errors, "priority", priority, Priority, setting("DEFAULT_PRIORITY"))
@@ -208,7 +214,9 @@ def _reinforce(existing: Memory, prepared: PreparedMemory, entities: list[Entity
     existing.refresh_from_db()
     entity_service.link_entities(existing, entities)
     record_event(existing, Action.REINFORCED, actor=author, source=prepared.source)
-    return StoreResult(NOOP, existing, redactions=prepared.redactions, quarantine_reasons=prepared.quarantine_reasons)
+    return StoreResult(
+        NOOP, existing, redactions=prepared.redactions, quarantine_reasons=prepared.quarantine_reasons
+    )
 
 
 def _store_one(
@@ -231,11 +239,14 @@ def _store_one(
         tokens = token_set(prepared.content)
         for neighbour in neighbours:
             cosine = 1.0 - neighbour.distance
-            if cosine >= setting("NOOP_COSINE") or jaccard(tokens, token_set(neighbour.content)) >= setting("NOOP_JACCARD"):
+            if cosine >= setting("NOOP_COSINE") or jaccard(tokens, token_set(neighbour.content)) >= setting(
+                "NOOP_JACCARD"
+            ):
                 return _reinforce(neighbour, prepared, entities, author)
             if (
                 supersede is None
-                and prepared.status == Status.ACTIVE  # quarantined or unreviewed text never hides a live memory
+                and prepared.status
+                == Status.ACTIVE  # quarantined or unreviewed text never hides a live memory
                 and cosine >= setting("UPDATE_COSINE")
                 and neighbour.category == prepared.category
             ):
@@ -308,7 +319,9 @@ def _store_one(
     )
 
 
-def memory_store(*, author=None, session: Session | None = None, dedupe: bool = True, **fields) -> StoreResult:
+def memory_store(
+    *, author=None, session: Session | None = None, dedupe: bool = True, **fields
+) -> StoreResult:
     """Store one memory. Raises InvalidInput, ContentTooLarge or AmbiguousEntity; stores nothing then."""
     prepared = prepare(**fields)
     vector = embeddings.encode_one(prepared.content)
