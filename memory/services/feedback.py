@@ -99,6 +99,7 @@ def invert_if_harmful(
     """A prescriptive memory that mostly harms becomes deprecated, and its advice an "AVOID:" memory."""
     if (
         memory.is_negative
+        or memory.maturity_pinned  # a curator's promote or deprecate stands until reset
         or not is_prescriptive(memory.memory_type)
         or counts.events < setting("MATURITY_MIN_EVENTS")
         or counts.harmful_ratio < setting("INVERSION_HARMFUL_RATIO")

@@ -52,8 +52,9 @@ def count_feedback(events: list[FeedbackEvent], now: datetime | None = None) -> 
         helpful=len(helpful),
         harmful=len(harmful),
         irrelevant=sum(1 for e in events if e.signal == Signal.IRRELEVANT),
-        decayed_helpful=sum(event_weight(e, now) for e in helpful),
-        decayed_harmful=sum(event_weight(e, now) for e in harmful),
+        # Rounded so events from moments ago count whole: five fresh helpful events make 5, not 4.99999.
+        decayed_helpful=round(sum(event_weight(e, now) for e in helpful), 4),
+        decayed_harmful=round(sum(event_weight(e, now) for e in harmful), 4),
     )
 
 

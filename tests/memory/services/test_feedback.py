@@ -1,0 +1,143 @@
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from memory.models import FeedbackEvent, Memory
+from memory.services.errors import InvalidInput, InvalidTransition
+from memory.services.feedback import feedback_record, memory_recompute
+from memory.services.maturity import memory_deprecate, memory_promote, memory_reset
+from memory.services.store import memory_store
+
+pytestmark = pytest.mark.usefixtures("embedder")
+
+
+@pytest.fixture
+def decision(db) -> Memory:
+    return memory_store(content="Split work by layer: API first, then UI.", memory_type="decision").memory
+
+
+def give(memory: Memory, *signals: str, **kwargs) -> Memory:
+    for signal in signals:
+        feedback_record(memory=memory, signal=signal, **kwargs)
+    memory.refresh_from_db()
+    return memory
+
+
+def test_three_helpful_events_make_a_memory_established_with_score_1_331(decision, member):
+    memory = give(decision, "helpful", "helpful", user=member)
+    assert memory.maturity == "candidate"
+    memory = give(memory, "helpful", user=member)
+    assert memory.maturity == "established"
+    assert memory.feedback_score == pytest.approx(1.331)
+    assert memory.helpful_count == 3
+
+
+def test_harmful_halves_and_scores_stay_in_bounds(decision):
+    assert give(decision, "harmful").feedback_score == pytest.approx(0.5)
+    assert give(decision, *["harmful"] * 10).feedback_score == pytest.approx(0.05)
+    other = memory_store(content="Prefer integer cents for money.", memory_type="commitment").memory
+    assert give(other, *["helpful"] * 30).feedback_score == pytest.approx(5.0)
+
+
+def test_implicit_harmful_costs_less_and_irrelevant_costs_nothing(decision):
+    feedback_record(memory=decision, signal="harmful", source="implicit", value=0.3)
+    feedback_record(memory=decision, signal="irrelevant")
+    decision.refresh_from_db()
+    assert decision.feedback_score == pytest.approx(0.7)
+    assert decision.irrelevant_count == 1
+
+
+def test_helpful_feedback_resets_the_decay_clock(decision):
+    Memory.objects.filter(pk=decision.pk).update(
+        created_at=timezone.now() - timedelta(days=60), last_validated_at=timezone.now() - timedelta(days=60)
+    )
+    memory = give(decision, "helpful")
+    assert timezone.now() - memory.last_validated_at < timedelta(minutes=1)
+
+
+def test_five_recent_helpful_events_make_it_proven_and_old_ones_do_not(decision):
+    assert give(decision, *["helpful"] * 5).maturity == "proven"
+    old = memory_store(content="Use pnpm workspaces in the web repo.", memory_type="decision").memory
+    year_ago = timezone.now() - timedelta(days=365)
+    for _ in range(6):
+        feedback_record(memory=old, signal="helpful", created_at=year_ago)
+    old.refresh_from_db()
+    assert old.maturity == "established"  # six events, but each now weighs 0.5^(365/90) ≈ 0.06
+
+
+def test_mostly_harmful_memories_are_deprecated_and_hidden(db):
+    memory = memory_store(content="Cache the auth token in localStorage.", memory_type="insight").memory
+    memory = give(memory, "helpful", "harmful", "harmful")
+    assert memory.maturity == "deprecated"
+    assert not memory.inversions.exists()  # an insight is not prescriptive: it is not inverted
+
+
+def test_a_harmful_prescriptive_memory_is_inverted_into_an_anti_pattern(decision, member):
+    give(decision, "helpful", "harmful", "harmful", user=member)
+    decision.refresh_from_db()
+    anti = decision.inversions.get()
+    assert decision.maturity == "deprecated"
+    assert anti.content == "AVOID: Split work by layer: API first, then UI. Harmful in 2 of 3 uses (67%)"
+    assert anti.is_negative and anti.status == "active" and anti.inverted_from == decision
+    give(decision, "harmful")
+    assert decision.inversions.count() == 1
+
+
+def test_aggregates_are_rebuilt_from_events(decision):
+    give(decision, "helpful", "helpful", "harmful", "irrelevant")
+    expected = Memory.objects.values(
+        "feedback_score", "helpful_count", "harmful_count", "irrelevant_count", "maturity"
+    ).get(pk=decision.pk)
+    Memory.objects.filter(pk=decision.pk).update(
+        feedback_score=3.0, helpful_count=0, harmful_count=9, maturity="proven"
+    )
+    memory = Memory.objects.get(pk=decision.pk)
+    memory_recompute(memory)
+    assert Memory.objects.values(*expected).get(pk=decision.pk) == expected
+    assert expected["feedback_score"] == pytest.approx(1.1 * 1.1 * 0.5)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("embedder")
+def test_concurrent_feedback_loses_no_update():
+    memory = memory_store(content="Concurrent feedback target memory").memory
+
+    def helpful(_):
+        try:
+            feedback_record(memory=memory, signal="helpful")
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(helpful, range(8)))
+    memory.refresh_from_db()
+    assert memory.helpful_count == 8 == FeedbackEvent.objects.count()
+    assert memory.feedback_score == pytest.approx(1.1**8, rel=1e-5)
+
+
+def test_curators_promote_deprecate_and_reset(decision, curator):
+    assert memory_promote(memory=decision, actor=curator).maturity == "proven"
+    assert give(decision, "harmful", "harmful", "harmful").maturity == "proven"  # pinned by the curator
+    memory_deprecate(memory=decision, actor=curator, reason="Replaced by the new playbook")
+    with pytest.raises(InvalidTransition):
+        memory_promote(memory=decision, actor=curator)
+    with pytest.raises(InvalidInput):
+        memory_deprecate(memory=decision, actor=curator, reason=" ")
+    assert memory_reset(memory=decision, actor=curator).maturity == "deprecated"  # the feedback says so
+    assert not Memory.objects.get(pk=decision.pk).maturity_pinned
+
+
+def test_bad_feedback_is_refused(decision):
+    for kwargs in (
+        {"signal": "meh"},
+        {"signal": "helpful", "value": 2},
+        {"signal": "helpful", "source": "gut"},
+    ):
+        with pytest.raises(InvalidInput):
+            feedback_record(memory=decision, **kwargs)
+    assert not FeedbackEvent.objects.exists()
