@@ -107,12 +107,7 @@ def context_build(
     candidates += [("anti_pattern", m) for m in _ranked(servable.filter(is_negative=True), now)]
     if query and query.strip():
         outcome = memory_search(
-            query=query,
-            entities=[project_entity.slug] if project_entity else None,
-            limit=setting("CONTEXT_SEARCH_LIMIT"),
-            exclude_ids=shown,
-            record=False,
-            now=now,
+            query=query, limit=setting("CONTEXT_SEARCH_LIMIT"), scope=servable, record=False, now=now
         )
         candidates += [("relevant", hit.memory) for hit in outcome.results]
     else:

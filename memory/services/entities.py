@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 
 from memory.conf import setting
 from memory.models import ENTITY_SLUG_PATTERN, Entity, EntityMention, EntityType, Memory, Session
@@ -56,16 +56,26 @@ def canonical(entity: Entity) -> Entity:
     return entity
 
 
+def entities_for_slugs(slugs: Iterable[str], *, create: bool) -> dict[str, Entity]:
+    """Valid slugs → their canonical entities in a few queries; with ``create``, missing ones are
+    created, each named from its slug (concurrent creators meet at the unique slug)."""
+    slugs = list(dict.fromkeys(slugs))
+    found = {e.slug: e for e in Entity.objects.filter(slug__in=slugs).select_related("merged_into")}
+    missing = [slug for slug in slugs if slug not in found]
+    if create and missing:
+        Entity.objects.bulk_create(
+            [Entity(slug=slug, type=slug.split(":", 1)[0], name=name_from_slug(slug)) for slug in missing],
+            ignore_conflicts=True,
+        )
+        found.update(
+            {e.slug: e for e in Entity.objects.filter(slug__in=missing).select_related("merged_into")}
+        )
+    return {slug: canonical(entity) for slug, entity in found.items()}
+
+
 def entity_get_or_create(slug: str) -> Entity:
     """The (canonical) entity for a valid slug, created — named from the slug — if new."""
-    try:
-        with transaction.atomic():
-            entity, _ = Entity.objects.get_or_create(
-                slug=slug, defaults={"type": slug.split(":", 1)[0], "name": name_from_slug(slug)}
-            )
-    except IntegrityError:  # created concurrently by another request
-        entity = Entity.objects.get(slug=slug)
-    return canonical(entity)
+    return entities_for_slugs([slug], create=True)[slug]
 
 
 def _name_keys(entity: Entity) -> set[str]:
@@ -117,23 +127,21 @@ def validate_references(references: Iterable[str]) -> list[str]:
 def resolve_references(references: Iterable[str], *, create: bool) -> Resolution:
     """Resolve slugs and bare names. Slugs are created when ``create`` (on store), else looked up."""
     resolution = Resolution()
+    references = validate_references(references)
+    slugs = {reference: normalize_slug(reference) for reference in references}
+    by_slug = (
+        entities_for_slugs([slug for slug in slugs.values() if slug], create=create)
+        if any(slugs.values())
+        else {}
+    )
     pool: list[Entity] | None = None
-    for reference in validate_references(references):
-        slug = normalize_slug(reference)
-        if slug is not None:
-            if create:
-                entity = entity_get_or_create(slug)
-            else:
-                entity = Entity.objects.filter(slug=slug).select_related("merged_into").first()
-                entity = canonical(entity) if entity else None
-            if entity is None:
-                resolution.unknown.append(reference)
-            elif entity not in resolution.entities:
-                resolution.entities.append(entity)
-            continue
-        if pool is None:
-            pool = list(Entity.objects.canonical())
-        matches = match_name(reference, pool)
+    for reference in references:
+        if slugs[reference] is not None:
+            matches = [by_slug[slugs[reference]]] if slugs[reference] in by_slug else []
+        else:
+            if pool is None:
+                pool = list(Entity.objects.canonical())
+            matches = match_name(reference, pool)
         if len(matches) == 1:
             if matches[0] not in resolution.entities:
                 resolution.entities.append(matches[0])
@@ -216,6 +224,9 @@ def detect_in_text(text: str) -> Detected:
 def link_entities(memory: Memory, entities: Iterable[Entity], *, raw: dict[int, str] | None = None) -> None:
     """Record resolved mentions of ``entities`` on ``memory`` (existing links are kept)."""
     raw = raw or {}
+    entities = list(entities)
+    if not entities:
+        return
     EntityMention.objects.bulk_create(
         [
             EntityMention(
@@ -241,7 +252,7 @@ def record_unresolved(memory: Memory, ambiguities: dict[str, list[str]], unknown
 @transaction.atomic
 def mention_resolve(*, mention: EntityMention, entity: Entity) -> EntityMention:
     """A curator picks the entity an unresolved mention means."""
-    entity = canonical(entity)
+    entity = canonical(Entity.objects.select_related("merged_into").get(pk=entity.pk))
     duplicate = EntityMention.objects.filter(memory_id=mention.memory_id, entity=entity).exclude(
         pk=mention.pk
     )

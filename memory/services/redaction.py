@@ -49,8 +49,11 @@ def _entropy(text: str) -> float:
 
 
 def _looks_random(token: str) -> bool:
+    """Mixed case and digits with high entropy. Random keys scatter digits; code identifiers
+    (``useInfiniteScrollQueryV2Hook``) carry one or none, so two or more are required."""
     classes = sum(bool(re.search(pattern, token)) for pattern in (r"[a-z]", r"[A-Z]", r"[0-9]"))
-    return classes == 3 and _entropy(token) >= HIGH_ENTROPY_BITS
+    digits = sum(char.isdigit() for char in token)
+    return classes == 3 and digits >= 2 and _entropy(token) >= HIGH_ENTROPY_BITS
 
 
 def redact(text: str) -> tuple[str, list[str]]:
@@ -92,7 +95,8 @@ INJECTION_PATTERNS: list[tuple[str, re.Pattern]] = [
     (
         "role reassignment",
         re.compile(
-            r"(?i)\byou are (?:now|no longer)\b|\bpretend (?:to be|you are)\b|\bjailbreak\b|\bDAN mode\b"
+            r"(?i)\byou are now (?:a|an|the|my|in|DAN)\b|\byou are no longer (?:a|an|bound|restricted|limited)\b"
+            r"|\bpretend (?:to be|you are)\b|\bjailbreak\b|\bDAN mode\b"
         ),
     ),
     (

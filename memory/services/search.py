@@ -146,10 +146,12 @@ def memory_search(
     mode: str = "full",
     record: bool = True,
     exclude_ids: set | None = None,
+    scope=None,
     now: datetime | None = None,
 ) -> SearchOutcome:
     """Find the memories that answer ``query``. Raises InvalidInput, or AmbiguousEntity when an
-    explicit entity reference matches several entities. Only servable memories are returned."""
+    explicit entity reference matches several entities. Only servable memories are returned,
+    and only those in ``scope`` (a Memory queryset) when it is given."""
     query, limit = _validate(query, limit, memory_type, category, priority, mode)
     now = now or timezone.now()
     resolution = entity_service.resolve_references(entities or [], create=False).raise_if_ambiguous()
@@ -171,7 +173,9 @@ def memory_search(
         base = base.mentioning(entity.pk for entity in resolution.entities)
     if exclude_ids:
         base = base.exclude(pk__in=exclude_ids)
-    filtered = strict or bool(memory_type or category or priority or exclude_ids)
+    if scope is not None:  # a caller's own restriction, e.g. a project's memories plus team-wide ones
+        base = base.filter(pk__in=scope.values("pk"))
+    filtered = strict or scope is not None or bool(memory_type or category or priority or exclude_ids)
 
     n = max(setting("SEARCH_CANDIDATES_MIN"), setting("SEARCH_CANDIDATES_PER_RESULT") * limit)
     detect = mode == "full" and not strict

@@ -295,11 +295,13 @@ def _store_one(
         supersede.save(update_fields=["valid_until", "superseded_by", "updated_at"])
         record_event(supersede, Action.SUPERSEDED, actor=author, superseded_by=str(memory.pk))
     entity_service.link_entities(memory, entities)
-    entity_service.record_unresolved(memory, {}, resolution.unknown)
+    if resolution.unknown:
+        entity_service.record_unresolved(memory, {}, resolution.unknown)
     if prepared.kind == Kind.OBSERVATION and not prepared.entity_refs:
         detected = entity_service.detect_in_text(prepared.content)
         entity_service.link_entities(memory, detected.entities)
-        entity_service.record_unresolved(memory, detected.ambiguities)
+        if detected.ambiguities:
+            entity_service.record_unresolved(memory, detected.ambiguities)
     record_event(
         memory,
         Action.QUARANTINED if prepared.status == Status.QUARANTINED else Action.CREATED,

@@ -16,7 +16,9 @@ def settings_variables() -> set[str]:
     source = "".join(
         (ROOT / "memorylane" / name).read_text() for name in ("settings.py", "embedded.py", "runner.py")
     )
-    found = re.findall(r"""(?:envbool|envint|environ\.get|environ\.setdefault)\(\s*["']([A-Z_]+)["']""", source)
+    found = re.findall(
+        r"""(?:envbool|envint|environ\.get|environ\.setdefault)\(\s*["']([A-Z_]+)["']""", source
+    )
     return set(found) - {"DJANGO_SETTINGS_MODULE"}  # Django's own, not configuration
 
 
