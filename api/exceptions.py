@@ -10,19 +10,15 @@ import logging
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.http import Http404, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from api.parsers import PayloadTooLarge
 from memory.services.errors import AmbiguousEntity, InvalidInput, InvalidTransition, MemoryLaneError, NotFound
 
 logger = logging.getLogger(__name__)
-
-
-class PayloadTooLarge(exceptions.APIException):
-    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
-    default_detail = "The request body is larger than the server accepts."
-    default_code = "PAYLOAD_TOO_LARGE"
 
 
 DOMAIN_STATUS = {
@@ -84,7 +80,8 @@ def _message(exc: exceptions.APIException) -> str:
 def exception_handler(exc, context) -> Response:
     if isinstance(exc, MemoryLaneError):
         code = DOMAIN_STATUS.get(type(exc)) or next(
-            (value for cls, value in DOMAIN_STATUS.items() if isinstance(exc, cls)), status.HTTP_400_BAD_REQUEST
+            (value for cls, value in DOMAIN_STATUS.items() if isinstance(exc, cls)),
+            status.HTTP_400_BAD_REQUEST,
         )
         return Response({"error": exc.as_dict()}, status=code)
     if isinstance(exc, RequestDataTooBig):
@@ -120,6 +117,7 @@ def json_error(request, code: str, message: str, status_code: int) -> JsonRespon
     return JsonResponse(error_body(code, message), status=status_code)
 
 
+@csrf_exempt  # unsafe methods to unknown paths deserve a 404, not a CSRF failure
 def not_found(request, exception=None, *args, **kwargs) -> JsonResponse:
     """Unknown paths under /api/ answer in the API's error shape, not an HTML page."""
     return json_error(request, "NOT_FOUND", f"No API endpoint at {request.path}.", 404)

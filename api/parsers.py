@@ -5,10 +5,15 @@ from __future__ import annotations
 import io
 
 from django.conf import settings
-from rest_framework.exceptions import ParseError
+from rest_framework import status
+from rest_framework.exceptions import APIException, ParseError
 from rest_framework.parsers import JSONParser
 
-from api.exceptions import PayloadTooLarge
+
+class PayloadTooLarge(APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "The request body is larger than the server accepts."
+    default_code = "PAYLOAD_TOO_LARGE"
 
 
 class LimitedJSONParser(JSONParser):

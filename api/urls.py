@@ -1,10 +1,23 @@
-from django.urls import path
+from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from api import views
+from api.exceptions import not_found
 
 urlpatterns = [
     path("v1/health", views.health, name="api-health"),
+    path("v1/observations", views.ObservationListView.as_view(), name="api-observations"),
+    path("v1/observations/batch", views.ObservationBatchView.as_view(), name="api-observations-batch"),
+    path("v1/observations/<uuid:memory_id>", views.ObservationDetailView.as_view(), name="api-observation"),
+    path("v1/search", views.SearchView.as_view(), name="api-search"),
+    path("v1/context", views.ContextView.as_view(), name="api-context"),
+    path("v1/feedback", views.FeedbackView.as_view(), name="api-feedback"),
+    path("v1/entities", views.EntityListView.as_view(), name="api-entities"),
+    path("v1/entities/resolve", views.EntityResolveView.as_view(), name="api-entities-resolve"),
+    path("v1/entities/merge", views.EntityMergeView.as_view(), name="api-entities-merge"),
+    path("v1/reflections", views.ReflectionListView.as_view(), name="api-reflections"),
+    path("v1/export", views.ExportView.as_view(), name="api-export"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    re_path(r"^[\s\S]*$", not_found),  # anything else under /api/, newlines included
 ]

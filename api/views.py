@@ -1,13 +1,134 @@
+"""The agent API (DESIGN.md §5). Each view: input serializer → service → output serializer."""
+
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework import serializers
-from rest_framework.decorators import api_view, authentication_classes, permission_classes
+import json
+
+from django.db.models import Count, Prefetch, Q
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
+from rest_framework import exceptions, serializers, status
+from rest_framework.decorators import api_view, authentication_classes, permission_classes, throttle_classes
+from rest_framework.pagination import CursorPagination
 from rest_framework.permissions import AllowAny
+from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
+from api import serializers as s
+from memory.conf import setting
+from memory.models import Entity, EntityMention, Kind, Maturity, Memory, Scope, Status
+from memory.services import curation
+from memory.services import entities as entity_service
+from memory.services import maturity as maturity_service
+from memory.services.context import context_build
+from memory.services.errors import InvalidInput, NotFound
+from memory.services.export import export_memory_md
+from memory.services.feedback import feedback_record
 from memory.services.health import health_report
+from memory.services.search import memory_search
+from memory.services.sessions import session_resolve
+from memory.services.store import memory_store, memory_store_batch
+
+R, W, C = Scope.READ, Scope.WRITE, Scope.CURATE
+ERRORS = {
+    400: OpenApiResponse(s.ErrorSerializer, description="Invalid input: `fields` lists each problem."),
+    401: OpenApiResponse(s.ErrorSerializer, description="No token, or a revoked, expired or unknown one."),
+    403: OpenApiResponse(s.ErrorSerializer, description="The token lacks the scope this needs."),
+    413: OpenApiResponse(s.ErrorSerializer, description="The body is over the size limit."),
+    429: OpenApiResponse(s.ErrorSerializer, description="Too many requests for this token."),
+}
+AMBIGUOUS = OpenApiResponse(
+    s.ErrorSerializer,
+    description="CLARIFICATION_REQUIRED: a name matched several entities; pass a full slug.",
+    examples=[
+        OpenApiExample(
+            "Ambiguous name",
+            value={
+                "error": {
+                    "code": "CLARIFICATION_REQUIRED",
+                    "message": "Ambiguous entity reference 'Mark'.",
+                    "ambiguities": {"Mark": ["person:mark-robinson", "person:mark-smith"]},
+                    "hint": "Pass the full slug, e.g. person:mark-robinson.",
+                }
+            },
+        )
+    ],
+)
+NOT_FOUND = OpenApiResponse(s.ErrorSerializer, description="No such memory (or not visible to you).")
+
+
+def errors(*codes: int, **extra) -> dict:
+    return {**{code: ERRORS[code] for code in codes}, **extra}
+
+
+def memories_with_entities(queryset):
+    return queryset.select_related("author").prefetch_related(
+        Prefetch(
+            "mentions",
+            queryset=EntityMention.objects.filter(resolved=True).select_related("entity"),
+            to_attr="prefetched_mentions",
+        )
+    )
+
+
+def is_curator(request: Request) -> bool:
+    from api.permissions import scopes_of
+
+    return C in scopes_of(request)
+
+
+def visible_memories(request: Request):
+    """Curators see every memory; others only active ones (quarantined text is never served)."""
+    queryset = Memory.objects.all()
+    return queryset if is_curator(request) else queryset.filter(status=Status.ACTIVE)
+
+
+def session_for(request: Request, reference: str | None):
+    return session_resolve(user=request.user, reference=reference) if reference else None
+
+
+class MarkdownRenderer(BaseRenderer):
+    media_type = "text/markdown"
+    format = "md"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        if isinstance(data, str):
+            return data.encode(self.charset)
+        return json.dumps(data).encode(self.charset)  # errors keep their JSON shape
+
+
+class MemoryCursorPagination(CursorPagination):
+    ordering = ("-created_at", "-id")
+    page_size_query_param = "page_size"
+
+    def __init__(self) -> None:
+        self.page_size = setting("API_PAGE_SIZE")
+        self.max_page_size = setting("API_MAX_PAGE_SIZE")
+
+    def decode_cursor(self, request):
+        try:
+            return super().decode_cursor(request)
+        except exceptions.NotFound:
+            raise exceptions.ValidationError(
+                {"cursor": ["This cursor is not valid; use next or previous."]}
+            ) from None
+
+
+class EntityCursorPagination(MemoryCursorPagination):
+    ordering = ("slug",)
+
+
+# --- health ------------------------------------------------------------------------------------
 
 HealthSerializer = inline_serializer(
     "Health",
@@ -21,11 +142,530 @@ HealthSerializer = inline_serializer(
 )
 
 
-@extend_schema(auth=[], responses={200: HealthSerializer, 503: HealthSerializer}, tags=["health"])
+@extend_schema(auth=[], responses={200: HealthSerializer, 503: HealthSerializer}, tags=["health"], operation_id="health")
 @api_view(["GET"])
 @authentication_classes([])
 @permission_classes([AllowAny])
+@throttle_classes([])
 def health(request: Request) -> Response:
     """Whether the database, the broker and the embedder are usable. No authentication."""
     report = health_report()
     return Response(report, status=200 if report["status"] == "ok" else 503)
+
+
+# --- observations ------------------------------------------------------------------------------
+
+
+class ObservationListView(APIView):
+    required_scopes = {"GET": R, "POST": W}
+
+    @extend_schema(
+        tags=["memories"],
+        parameters=[
+            s.ObservationFilterSerializer,
+            OpenApiParameter("cursor", str),
+            OpenApiParameter("page_size", int),
+        ],
+        responses={200: s.PaginatedMemoryList, **errors(400, 401, 403, 429)},
+        summary="List memories",
+        operation_id="observations_list",
+        description="Newest first, with cursor pagination. Non-curators see active memories only.",
+    )
+    def get(self, request: Request) -> Response:
+        filters = s.ObservationFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        data = filters.validated_data
+        queryset = visible_memories(request)
+        for param, field in (
+            ("type", "memory_type"),
+            ("category", "category"),
+            ("priority", "priority"),
+            ("maturity", "maturity"),
+            ("status", "status"),
+            ("kind", "kind"),
+        ):
+            if param in data:
+                queryset = queryset.filter(**{field: data[param]})
+        if "entity" in data:
+            resolution = entity_service.resolve_references(
+                [data["entity"]], create=False
+            ).raise_if_ambiguous()
+            if not resolution.entities:
+                queryset = queryset.none()
+            else:
+                queryset = queryset.mentioning(entity.pk for entity in resolution.entities)
+        paginator = MemoryCursorPagination()
+        page = paginator.paginate_queryset(memories_with_entities(queryset), request, view=self)
+        return paginator.get_paginated_response(s.MemorySerializer(page, many=True).data)
+
+    @extend_schema(
+        tags=["memories"],
+        request=s.ObservationInSerializer,
+        responses={
+            201: OpenApiResponse(
+                s.StoreResultSerializer, description="ADD or UPDATE (supersedes a near-duplicate)."
+            ),
+            200: OpenApiResponse(
+                s.StoreResultSerializer, description="NOOP: the same memory exists; reinforced."
+            ),
+            409: AMBIGUOUS,
+            **errors(400, 401, 403, 413, 429),
+        },
+        summary="Store a memory",
+        operation_id="observations_create",
+        examples=[
+            OpenApiExample(
+                "A correction",
+                request_only=True,
+                value={
+                    "content": "Never call stripe.Charge.create directly; use payments/gateway.py.",
+                    "type": "correction",
+                    "category": "gotcha",
+                    "priority": "critical",
+                    "entities": ["project:billing-api", "feature:payments"],
+                    "tags": ["stripe"],
+                },
+            )
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        serializer = s.ObservationInSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        fields = store_fields(serializer.validated_data)
+        session = session_for(request, serializer.validated_data.get("session_id"))
+        result = memory_store(author=request.user, session=session, **fields)
+        code = status.HTTP_200_OK if result.operation == "NOOP" else status.HTTP_201_CREATED
+        return Response(store_result(result), status=code)
+
+
+def store_fields(data: dict) -> dict:
+    return {
+        "content": data["content"],
+        "memory_type": data.get("type"),
+        "category": data.get("category"),
+        "priority": data.get("priority"),
+        "entities": data.get("entities") or [],
+        "tags": data.get("tags") or [],
+        "confidence": data.get("confidence"),
+        "source_chunk": data.get("source_chunk", ""),
+        "valid_from": data.get("valid_from"),
+        "agent_name": data.get("agent_name", ""),
+        "source": "api",
+    }
+
+
+def store_result(result) -> dict:
+    memory = memories_with_entities(Memory.objects.filter(pk=result.memory.pk)).get()
+    return {
+        "operation": result.operation,
+        "memory": s.MemorySerializer(memory).data,
+        "superseded": str(result.superseded.pk) if result.superseded else None,
+    }
+
+
+class ObservationBatchView(APIView):
+    required_scopes = {"POST": W}
+
+    @extend_schema(
+        tags=["memories"],
+        request=s.BatchInSerializer,
+        responses={
+            201: s.BatchResultSerializer,
+            200: s.BatchResultSerializer,
+            409: AMBIGUOUS,
+            **errors(400, 401, 403, 413, 429),
+        },
+        summary="Store up to 100 memories",
+        operation_id="observations_batch_create",
+        description="All or nothing: one invalid or ambiguous item stores none. One result per item, in order.",
+    )
+    def post(self, request: Request) -> Response:
+        serializer = s.BatchInSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        items = serializer.validated_data["items"]
+        sessions = {item.get("session_id") for item in items} - {None}
+        if len(sessions) > 1:
+            raise InvalidInput({"items": ["A batch belongs to one session at most."]})
+        session = session_for(request, next(iter(sessions), None))
+        results = memory_store_batch(
+            [store_fields(item) for item in items], author=request.user, session=session
+        )
+        added = any(result.operation != "NOOP" for result in results)
+        return Response(
+            {"results": [store_result(r) for r in results]},
+            status=status.HTTP_201_CREATED if added else status.HTTP_200_OK,
+        )
+
+
+class ObservationDetailView(APIView):
+    required_scopes = {"GET": R, "PATCH": C, "DELETE": C}
+
+    def get_memory(self, request: Request, memory_id) -> Memory:
+        memory = memories_with_entities(visible_memories(request).filter(pk=memory_id)).first()
+        if memory is None:
+            raise NotFound(f"No memory {memory_id}.")
+        return memory
+
+    @extend_schema(
+        tags=["memories"],
+        responses={200: s.MemorySerializer, 404: NOT_FOUND, **errors(401, 403, 429)},
+        summary="Get a memory",
+        operation_id="observations_retrieve",
+    )
+    def get(self, request: Request, memory_id) -> Response:
+        return Response(s.MemorySerializer(self.get_memory(request, memory_id)).data)
+
+    @extend_schema(
+        tags=["memories"],
+        request=s.MemoryPatchSerializer,
+        responses={
+            200: s.MemorySerializer,
+            404: NOT_FOUND,
+            409: AMBIGUOUS,
+            **errors(400, 401, 403, 413, 429),
+        },
+        summary="Edit, approve, reject, promote or deprecate a memory (curators)",
+        operation_id="observations_partial_update",
+    )
+    def patch(self, request: Request, memory_id) -> Response:
+        memory = self.get_memory(request, memory_id)
+        serializer = s.MemoryPatchSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        new_status, new_maturity, reason = (
+            data.pop("status", None),
+            data.pop("maturity", None),
+            data.pop("reason", ""),
+        )
+        if "type" in data:
+            data["memory_type"] = data.pop("type")
+        if data:
+            memory = curation.memory_update(memory=memory, actor=request.user, **data)
+        if new_status == Status.ACTIVE:
+            memory = curation.memory_approve(memory=memory, actor=request.user)
+        elif new_status == Status.REJECTED:
+            memory = curation.memory_reject(memory=memory, actor=request.user, reason=reason)
+        if new_maturity == Maturity.PROVEN:
+            memory = maturity_service.memory_promote(memory=memory, actor=request.user)
+        elif new_maturity == Maturity.DEPRECATED:
+            memory = maturity_service.memory_deprecate(memory=memory, actor=request.user, reason=reason)
+        elif new_maturity == "reset":
+            memory = maturity_service.memory_reset(memory=memory, actor=request.user)
+        return Response(s.MemorySerializer(self.get_memory(request, memory.pk)).data)
+
+    @extend_schema(
+        tags=["memories"],
+        responses={204: None, 404: NOT_FOUND, **errors(401, 403, 429)},
+        summary="Delete a memory (curators)",
+        operation_id="observations_destroy",
+    )
+    def delete(self, request: Request, memory_id) -> Response:
+        curation.memory_delete(memory=self.get_memory(request, memory_id), actor=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --- search, context, feedback -----------------------------------------------------------------
+
+
+class SearchView(APIView):
+    required_scopes = {"GET": R, "POST": R}
+
+    def run(self, request: Request, data) -> Response:
+        serializer = s.SearchInSerializer(data=data)
+        serializer.is_valid(raise_exception=True)
+        params = serializer.validated_data
+        outcome = memory_search(
+            query=params["q"],
+            entities=params.get("entities"),
+            memory_type=params.get("type"),
+            category=params.get("category"),
+            priority=params.get("priority"),
+            limit=params.get("limit"),
+            session=session_for(request, params.get("session_id")),
+        )
+        memories = {
+            m.pk: m
+            for m in memories_with_entities(
+                Memory.objects.filter(pk__in=[h.memory.pk for h in outcome.results])
+            )
+        }
+        return Response(
+            {
+                "query": outcome.query,
+                "results": [
+                    {
+                        "memory": s.MemorySerializer(memories[hit.memory.pk]).data,
+                        "score": hit.score,
+                        "explain": hit.explain,
+                    }
+                    for hit in outcome.results
+                ],
+                "entities": [e.slug for e in outcome.entities],
+                "detected_entities": [e.slug for e in outcome.detected_entities],
+                "unknown_entities": outcome.unknown_entities,
+                "intent_types": outcome.intent_types,
+            }
+        )
+
+    @extend_schema(
+        tags=["search"],
+        parameters=[
+            OpenApiParameter("q", str, required=True, description="The question, in natural language."),
+            OpenApiParameter("entities", str, description="Comma-separated slugs or names (strict filter)."),
+            OpenApiParameter("type", str, enum=[c for c, _ in s.MemoryType.choices]),
+            OpenApiParameter("category", str, enum=[c for c, _ in s.Category.choices]),
+            OpenApiParameter("priority", str, enum=[c for c, _ in s.Priority.choices]),
+            OpenApiParameter("limit", int, description="1–50, default 10."),
+            OpenApiParameter("session_id", str, description="Record what this session was shown."),
+        ],
+        responses={200: s.SearchOutSerializer, 409: AMBIGUOUS, **errors(400, 401, 403, 429)},
+        summary="Search memories",
+        operation_id="search",
+    )
+    def get(self, request: Request) -> Response:
+        data = request.query_params.dict()
+        if "entities" in data:
+            data["entities"] = [part.strip() for part in data["entities"].split(",") if part.strip()]
+        return self.run(request, data)
+
+    @extend_schema(
+        tags=["search"],
+        request=s.SearchInSerializer,
+        responses={200: s.SearchOutSerializer, 409: AMBIGUOUS, **errors(400, 401, 403, 413, 429)},
+        summary="Search memories (JSON body)",
+        operation_id="search_post",
+        examples=[
+            OpenApiExample(
+                "A mistake question",
+                request_only=True,
+                value={
+                    "q": "what mistake did we make with the stripe webhooks?",
+                    "limit": 5,
+                    "entities": ["project:billing-api"],
+                },
+            )
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        return self.run(request, request.data)
+
+
+class MarkdownResponseMixin:
+    """A view that answers markdown text on success and keeps the JSON error shape otherwise."""
+
+    def markdown_response(self, text: str, filename: str | None = None) -> HttpResponse:
+        response = HttpResponse(text, content_type="text/markdown; charset=utf-8")
+        if filename:
+            response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        if isinstance(response, Response):  # JSON answers and errors, whatever Accept said
+            request.accepted_renderer, request.accepted_media_type = JSONRenderer(), JSONRenderer.media_type
+        return super().finalize_response(request, response, *args, **kwargs)
+
+
+class ContextView(MarkdownResponseMixin, APIView):
+    required_scopes = {"GET": R}
+    renderer_classes = [JSONRenderer, MarkdownRenderer]
+
+    @extend_schema(
+        tags=["context"],
+        parameters=[s.ContextInSerializer],
+        responses={
+            (200, "application/json"): s.ContextOutSerializer,
+            (200, "text/markdown"): OpenApiTypes.STR,
+            409: AMBIGUOUS,
+            **errors(400, 401, 403, 429),
+        },
+        summary="Session-start context",
+        operation_id="context",
+        description="Critical memories, anti-patterns and the best matches for the task, within a token budget, "
+        "leaving out what the session was already shown. `format=markdown` (default) answers text/markdown.",
+    )
+    def get(self, request: Request) -> Response:
+        serializer = s.ContextInSerializer(data=request.query_params)
+        serializer.is_valid(raise_exception=True)
+        params = serializer.validated_data
+        result = context_build(
+            session=session_for(request, params.get("session_id")),
+            project=params.get("project"),
+            query=params.get("q"),
+            budget_tokens=params.get("budget_tokens"),
+        )
+        if params["format"] == "markdown":
+            return self.markdown_response(result.markdown)
+        return Response(
+            {
+                "markdown": result.markdown,
+                "items": [
+                    {"section": item.section, "memory": s.MemorySerializer(item.memory).data}
+                    for item in result.items
+                ],
+                "budget_tokens": result.budget_tokens,
+                "used_tokens": result.used_tokens,
+            }
+        )
+
+
+class FeedbackView(APIView):
+    required_scopes = {"POST": W}
+
+    @extend_schema(
+        tags=["feedback"],
+        request=s.FeedbackInSerializer,
+        responses={201: s.FeedbackOutSerializer, 404: NOT_FOUND, **errors(400, 401, 403, 413, 429)},
+        summary="Rate a memory helpful, harmful or irrelevant",
+        operation_id="feedback_create",
+        examples=[
+            OpenApiExample(
+                "Helpful",
+                request_only=True,
+                value={
+                    "memory_id": "6f1c2a9e-0a8b-4c5e-9d3f-2b7a1e4c8d90",
+                    "signal": "helpful",
+                    "note": "Saved me an hour",
+                },
+            )
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        serializer = s.FeedbackInSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        memory = Memory.objects.servable().filter(pk=data["memory_id"]).first()
+        if memory is None:
+            raise NotFound(f"No memory {data['memory_id']} that can be rated.")
+        result = feedback_record(
+            memory=memory,
+            signal=data["signal"],
+            user=request.user,
+            note=data.get("note", ""),
+            session=session_for(request, data.get("session_id")),
+        )
+        memory = memories_with_entities(Memory.objects.filter(pk=memory.pk)).get()
+        return Response(
+            {
+                "event": s.FeedbackEventSerializer(result.event).data,
+                "memory": s.MemorySerializer(memory).data,
+                "inverted": s.MemorySerializer(result.inverted).data if result.inverted else None,
+            },
+            status=status.HTTP_201_CREATED,
+        )
+
+
+# --- entities, reflections, export -------------------------------------------------------------
+
+
+class EntityListView(APIView):
+    required_scopes = {"GET": R}
+
+    @extend_schema(
+        tags=["entities"],
+        parameters=[
+            s.EntityFilterSerializer,
+            OpenApiParameter("cursor", str),
+            OpenApiParameter("page_size", int),
+        ],
+        responses={200: s.PaginatedEntityList, **errors(400, 401, 403, 429)},
+        summary="List entities with their mention counts",
+        operation_id="entities_list",
+    )
+    def get(self, request: Request) -> Response:
+        filters = s.EntityFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        queryset = Entity.objects.canonical().annotate(
+            mention_count=Count("mentions", filter=Q(mentions__resolved=True))
+        )
+        if query := filters.validated_data.get("q", "").strip():
+            queryset = queryset.filter(Q(slug__icontains=query) | Q(name__icontains=query))
+        if entity_type := filters.validated_data.get("type"):
+            queryset = queryset.filter(type=entity_type)
+        paginator = EntityCursorPagination()
+        page = paginator.paginate_queryset(queryset.select_related("merged_into"), request, view=self)
+        return paginator.get_paginated_response(s.EntitySerializer(page, many=True).data)
+
+
+class EntityResolveView(APIView):
+    required_scopes = {"POST": R}
+
+    @extend_schema(
+        tags=["entities"],
+        request=s.EntityResolveInSerializer,
+        responses={200: s.EntityResolveOutSerializer, **errors(400, 401, 403, 413, 429)},
+        summary="Resolve names to slugs",
+        operation_id="entities_resolve",
+        examples=[OpenApiExample("Names", request_only=True, value={"names": ["Mark", "billing-api"]})],
+    )
+    def post(self, request: Request) -> Response:
+        serializer = s.EntityResolveInSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        resolved, ambiguities, unknown = {}, {}, []
+        for name in dict.fromkeys(serializer.validated_data["names"]):
+            resolution = entity_service.resolve_references([name], create=False)
+            if resolution.entities:
+                resolved[name] = resolution.entities[0].slug
+            ambiguities.update(resolution.ambiguities)
+            unknown += resolution.unknown
+        return Response({"resolved": resolved, "ambiguities": ambiguities, "unknown": unknown})
+
+
+class EntityMergeView(APIView):
+    required_scopes = {"POST": C}
+
+    @extend_schema(
+        tags=["entities"],
+        request=s.EntityMergeInSerializer,
+        responses={200: s.EntitySerializer, 404: NOT_FOUND, **errors(400, 401, 403, 413, 429)},
+        summary="Merge one entity into another (curators)",
+        operation_id="entities_merge",
+    )
+    def post(self, request: Request) -> Response:
+        serializer = s.EntityMergeInSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        found = {}
+        for role in ("source", "target"):
+            slug = entity_service.normalize_slug(serializer.validated_data[role])
+            found[role] = Entity.objects.filter(slug=slug).first() if slug else None
+            if found[role] is None:
+                raise NotFound(f"No entity {serializer.validated_data[role]!r}; pass a slug.")
+        target = entity_service.entity_merge(source=found["source"], target=found["target"])
+        target = Entity.objects.annotate(mention_count=Count("mentions")).get(pk=target.pk)
+        return Response(s.EntitySerializer(target).data)
+
+
+class ReflectionListView(APIView):
+    required_scopes = {"GET": R}
+
+    @extend_schema(
+        tags=["memories"],
+        parameters=[OpenApiParameter("cursor", str), OpenApiParameter("page_size", int)],
+        responses={200: s.PaginatedReflectionList, **errors(400, 401, 403, 429)},
+        summary="List reflections with their source observations",
+        operation_id="reflections_list",
+    )
+    def get(self, request: Request) -> Response:
+        queryset = memories_with_entities(
+            visible_memories(request).filter(kind=Kind.REFLECTION)
+        ).prefetch_related("sources")
+        paginator = MemoryCursorPagination()
+        page = paginator.paginate_queryset(queryset, request, view=self)
+        return paginator.get_paginated_response(s.ReflectionSerializer(page, many=True).data)
+
+
+class ExportView(MarkdownResponseMixin, APIView):
+    required_scopes = {"GET": R}
+    renderer_classes = [MarkdownRenderer, JSONRenderer]
+
+    @extend_schema(
+        tags=["export"],
+        parameters=[s.ExportInSerializer],
+        responses={(200, "text/markdown"): OpenApiTypes.STR, 409: AMBIGUOUS, **errors(400, 401, 403, 429)},
+        summary="Download MEMORY.md",
+        operation_id="export",
+    )
+    def get(self, request: Request) -> Response:
+        serializer = s.ExportInSerializer(data=request.query_params)
+        serializer.is_valid(raise_exception=True)
+        result = export_memory_md(project=serializer.validated_data.get("project"))
+        return self.markdown_response(result.markdown, filename=result.filename)

@@ -109,6 +109,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "api.middleware.BodySizeLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -170,6 +171,7 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
 
+CSRF_FAILURE_VIEW = "memorylane.views.csrf_failure"
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/login/"
@@ -202,28 +204,51 @@ CONTENT_SECURITY_POLICY = {
 
 REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["api.parsers.LimitedJSONParser"],
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "api.authentication.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated", "api.permissions.HasScope"],
+    "DEFAULT_THROTTLE_CLASSES": ["api.throttling.TokenRateThrottle"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "api.exceptions.exception_handler",
     "UNAUTHENTICATED_USER": None,
+    # `format` is the context endpoint's own parameter (markdown|json), not a renderer override.
+    "URL_FORMAT_OVERRIDE": None,
 }
+
+if REDIS_URL := os.environ.get("REDIS_URL", ""):
+    # Shared by every web process, so throttling counts a token's requests across all of them.
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Memory Lane API",
     "DESCRIPTION": "Team memory for AI coding agents.",
     "VERSION": VERSION,
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and the docs page are public, so a new user can read them before holding a token.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SERVE_AUTHENTICATION": [],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "MemoryTypeEnum": "memory.models.MemoryType",
+        "EntityTypeEnum": "memory.models.EntityType",
+        "MemoryStatusEnum": "memory.models.Status",
+        "MaturityEnum": "memory.models.Maturity",
+        "MemorySourceEnum": "memory.models.Source",
+        "FeedbackSourceEnum": "memory.models.FeedbackSource",
+        "ReviewStatusEnum": [("active", "active"), ("rejected", "rejected")],
+        "MaturityActionEnum": [("proven", "proven"), ("deprecated", "deprecated"), ("reset", "reset")],
+    },
 }
 
 # --- Celery -------------------------------------------------------------------------------------
-REDIS_URL = os.environ.get("REDIS_URL", "")
 BROKER_DIR = MEMORYLANE_HOME / "broker"
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
@@ -344,6 +369,10 @@ MEMORY_LANE: dict = {
     "MAX_TAGS": 20,
     "MAX_ENTITIES": 20,
     "MAX_BATCH": 100,
+    # API limits
+    "API_THROTTLE_RATE": os.environ.get("MEMORYLANE_THROTTLE_RATE", "600/min"),
+    "API_PAGE_SIZE": 20,
+    "API_MAX_PAGE_SIZE": 100,
     # §4.4 search
     "SEARCH_DEFAULT_LIMIT": 10,
     "SEARCH_MAX_LIMIT": 50,

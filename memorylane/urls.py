@@ -6,3 +6,6 @@ urlpatterns = [
     path("api/", include("api.urls")),
     path("", include("dashboard.urls")),
 ]
+
+# API paths answer 404 in the API's error shape even when no URL pattern matched at all.
+handler404 = "memorylane.views.page_not_found"

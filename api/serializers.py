@@ -1,0 +1,303 @@
+"""Serializers translate and shape; the rules live in memory.services (STYLE.md)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from rest_framework import serializers
+
+from memory.models import (
+    Category,
+    Entity,
+    EntityType,
+    FeedbackEvent,
+    Maturity,
+    Memory,
+    MemoryType,
+    Priority,
+    Signal,
+    Status,
+)
+
+ML = settings.MEMORY_LANE
+
+
+def _text(max_length: int, **kwargs) -> serializers.CharField:
+    return serializers.CharField(max_length=max_length, **kwargs)
+
+
+class ErrorDetailSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="Stable machine-readable code, e.g. VALIDATION_ERROR.")
+    message = serializers.CharField(help_text="What went wrong, for a person.")
+    fields = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,
+        help_text="Validation errors per field (400).",
+    )
+    ambiguities = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,
+        help_text="CLARIFICATION_REQUIRED (409): each ambiguous name with its candidate slugs.",
+    )
+    hint = serializers.CharField(required=False)
+    retry_after_seconds = serializers.IntegerField(required=False, help_text="429: when to try again.")
+
+
+class ErrorSerializer(serializers.Serializer):
+    error = ErrorDetailSerializer()
+
+
+class MemorySerializer(serializers.ModelSerializer):
+    type = serializers.CharField(source="memory_type")
+    entities = serializers.SerializerMethodField()
+    author = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
+    session_id = serializers.UUIDField(read_only=True, allow_null=True)
+    superseded_by = serializers.UUIDField(source="superseded_by_id", read_only=True, allow_null=True)
+    inverted_from = serializers.UUIDField(source="inverted_from_id", read_only=True, allow_null=True)
+    condensed_into = serializers.UUIDField(source="condensed_into_id", read_only=True, allow_null=True)
+
+    class Meta:
+        model = Memory
+        fields = [
+            "id",
+            "kind",
+            "content",
+            "type",
+            "category",
+            "priority",
+            "is_negative",
+            "tags",
+            "entities",
+            "confidence",
+            "feedback_score",
+            "helpful_count",
+            "harmful_count",
+            "irrelevant_count",
+            "retrieval_count",
+            "maturity",
+            "status",
+            "source",
+            "source_chunk",
+            "agent_name",
+            "author",
+            "session_id",
+            "valid_from",
+            "valid_until",
+            "superseded_by",
+            "inverted_from",
+            "condensed_into",
+            "last_validated_at",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+    def get_entities(self, memory: Memory) -> list[str]:
+        mentions = getattr(memory, "prefetched_mentions", None)
+        if mentions is None:
+            mentions = memory.mentions.filter(resolved=True).select_related("entity")
+        return sorted({m.entity.slug for m in mentions if m.resolved and m.entity_id})
+
+
+def paginated(serializer_class, name: str):
+    """The cursor-paginated envelope of a list, for the schema."""
+    return type(
+        name,
+        (serializers.Serializer,),
+        {
+            "next": serializers.URLField(allow_null=True, help_text="The next page, or null."),
+            "previous": serializers.URLField(allow_null=True, help_text="The previous page, or null."),
+            "results": serializer_class(many=True),
+        },
+    )
+
+
+class ObservationInSerializer(serializers.Serializer):
+    content = serializers.CharField(
+        trim_whitespace=False,
+        allow_blank=True,
+        help_text=f"What to remember; 1–{ML['MAX_CONTENT_CHARS']} characters. Secrets are redacted.",
+    )
+    type = serializers.ChoiceField(choices=MemoryType.choices, required=False, help_text="Taxonomy type.")
+    category = serializers.ChoiceField(choices=Category.choices, required=False)
+    priority = serializers.ChoiceField(choices=Priority.choices, required=False)
+    entities = serializers.ListField(
+        child=_text(200),
+        required=False,
+        max_length=ML["MAX_ENTITIES"],
+        help_text="Slugs (type:kebab-name) or names of known entities.",
+    )
+    tags = serializers.ListField(child=_text(64), required=False, max_length=ML["MAX_TAGS"])
+    confidence = serializers.IntegerField(min_value=0, max_value=100, required=False)
+    source_chunk = _text(8000, required=False, allow_blank=True, trim_whitespace=False)
+    session_id = _text(200, required=False, help_text="Our session id or the agent's own session id.")
+    valid_from = serializers.DateTimeField(required=False)
+    agent_name = _text(100, required=False, allow_blank=True)
+
+
+class BatchInSerializer(serializers.Serializer):
+    items = ObservationInSerializer(many=True, max_length=ML["MAX_BATCH"], min_length=1)
+
+
+class StoreResultSerializer(serializers.Serializer):
+    operation = serializers.ChoiceField(choices=["ADD", "UPDATE", "NOOP"])
+    memory = MemorySerializer()
+    superseded = serializers.UUIDField(source="superseded.pk", allow_null=True, default=None)
+
+
+class BatchResultSerializer(serializers.Serializer):
+    results = StoreResultSerializer(many=True)
+
+
+class MemoryPatchSerializer(serializers.Serializer):
+    content = serializers.CharField(required=False, trim_whitespace=False, allow_blank=True)
+    type = serializers.ChoiceField(choices=MemoryType.choices, required=False)
+    category = serializers.ChoiceField(choices=Category.choices, required=False)
+    priority = serializers.ChoiceField(choices=Priority.choices, required=False)
+    tags = serializers.ListField(child=_text(64), required=False, max_length=ML["MAX_TAGS"])
+    entities = serializers.ListField(child=_text(200), required=False, max_length=ML["MAX_ENTITIES"])
+    valid_until = serializers.DateTimeField(required=False, allow_null=True)
+    status = serializers.ChoiceField(
+        choices=[Status.ACTIVE, Status.REJECTED],
+        required=False,
+        help_text="active approves a pending or quarantined memory; rejected rejects it.",
+    )
+    maturity = serializers.ChoiceField(
+        choices=[Maturity.PROVEN, Maturity.DEPRECATED, "reset"],
+        required=False,
+        help_text="proven promotes; deprecated (with reason) retires; reset follows feedback again.",
+    )
+    reason = _text(1000, required=False, allow_blank=True)
+
+    def validate(self, attrs):
+        if not attrs:
+            raise serializers.ValidationError("Send at least one field to change.")
+        if attrs.get("maturity") == Maturity.DEPRECATED and not (attrs.get("reason") or "").strip():
+            raise serializers.ValidationError({"reason": ["Say why the memory is deprecated."]})
+        return attrs
+
+
+class ObservationFilterSerializer(serializers.Serializer):
+    type = serializers.ChoiceField(choices=MemoryType.choices, required=False)
+    category = serializers.ChoiceField(choices=Category.choices, required=False)
+    priority = serializers.ChoiceField(choices=Priority.choices, required=False)
+    maturity = serializers.ChoiceField(choices=Maturity.choices, required=False)
+    status = serializers.ChoiceField(choices=Status.choices, required=False)
+    entity = _text(200, required=False)
+    kind = serializers.ChoiceField(choices=["observation", "reflection"], required=False)
+
+
+class SearchInSerializer(serializers.Serializer):
+    q = _text(2000, help_text="The question or task, in natural language.")
+    entities = serializers.ListField(
+        child=_text(200),
+        required=False,
+        max_length=ML["MAX_ENTITIES"],
+        help_text="Strict filter: slugs or names (GET: comma-separated). An ambiguous name answers 409.",
+    )
+    type = serializers.ChoiceField(choices=MemoryType.choices, required=False)
+    category = serializers.ChoiceField(choices=Category.choices, required=False)
+    priority = serializers.ChoiceField(choices=Priority.choices, required=False)
+    limit = serializers.IntegerField(min_value=1, max_value=ML["SEARCH_MAX_LIMIT"], required=False)
+    session_id = _text(200, required=False, help_text="Record what this session was shown.")
+
+
+class SearchHitSerializer(serializers.Serializer):
+    memory = MemorySerializer()
+    score = serializers.FloatField()
+    explain = serializers.DictField(help_text="Every factor of the score: ranks, similarity, weights.")
+
+
+class SearchOutSerializer(serializers.Serializer):
+    query = serializers.CharField()
+    results = SearchHitSerializer(many=True)
+    entities = serializers.ListField(child=serializers.CharField(), help_text="The strict filter, resolved.")
+    detected_entities = serializers.ListField(child=serializers.CharField())
+    unknown_entities = serializers.ListField(child=serializers.CharField())
+    intent_types = serializers.ListField(child=serializers.CharField())
+
+
+class ContextInSerializer(serializers.Serializer):
+    session_id = _text(200, required=False)
+    project = _text(200, required=False, help_text="A project slug or name.")
+    q = _text(2000, required=False, allow_blank=True, help_text="The task at hand.")
+    budget_tokens = serializers.IntegerField(min_value=50, max_value=20000, required=False)
+    format = serializers.ChoiceField(choices=["markdown", "json"], required=False, default="markdown")
+
+
+class ContextItemSerializer(serializers.Serializer):
+    section = serializers.ChoiceField(choices=["critical", "anti_pattern", "relevant"])
+    memory = MemorySerializer()
+
+
+class ContextOutSerializer(serializers.Serializer):
+    markdown = serializers.CharField()
+    items = ContextItemSerializer(many=True)
+    budget_tokens = serializers.IntegerField()
+    used_tokens = serializers.IntegerField()
+
+
+class FeedbackInSerializer(serializers.Serializer):
+    memory_id = serializers.UUIDField()
+    signal = serializers.ChoiceField(choices=Signal.choices)
+    note = _text(2000, required=False, allow_blank=True)
+    session_id = _text(200, required=False)
+
+
+class FeedbackEventSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = FeedbackEvent
+        fields = ["id", "signal", "value", "source", "note", "created_at"]
+
+
+class FeedbackOutSerializer(serializers.Serializer):
+    event = FeedbackEventSerializer()
+    memory = MemorySerializer()
+    inverted = MemorySerializer(allow_null=True, help_text="The anti-pattern this feedback created, if any.")
+
+
+class EntitySerializer(serializers.ModelSerializer):
+    mentions = serializers.IntegerField(source="mention_count", read_only=True, default=0)
+    merged_into = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+
+    class Meta:
+        model = Entity
+        fields = ["slug", "type", "name", "aliases", "description", "merged_into", "mentions", "created_at"]
+
+
+PaginatedMemoryList = paginated(MemorySerializer, "PaginatedMemoryList")
+PaginatedEntityList = paginated(EntitySerializer, "PaginatedEntityList")
+
+
+class EntityFilterSerializer(serializers.Serializer):
+    q = _text(200, required=False, allow_blank=True)
+    type = serializers.ChoiceField(choices=EntityType.choices, required=False)
+
+
+class EntityResolveInSerializer(serializers.Serializer):
+    names = serializers.ListField(child=_text(200), min_length=1, max_length=ML["MAX_ENTITIES"])
+
+
+class EntityResolveOutSerializer(serializers.Serializer):
+    resolved = serializers.DictField(child=serializers.CharField(), help_text="name → slug")
+    ambiguities = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
+    unknown = serializers.ListField(child=serializers.CharField())
+
+
+class EntityMergeInSerializer(serializers.Serializer):
+    source = _text(200, help_text="The entity that goes away (slug).")
+    target = _text(200, help_text="The entity that stays (slug).")
+
+
+class ReflectionSerializer(MemorySerializer):
+    sources = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+
+    class Meta(MemorySerializer.Meta):
+        fields = [*MemorySerializer.Meta.fields, "sources"]
+        read_only_fields = fields
+
+
+PaginatedReflectionList = paginated(ReflectionSerializer, "PaginatedReflectionList")
+
+
+class ExportInSerializer(serializers.Serializer):
+    project = _text(200, required=False)

@@ -1,0 +1,96 @@
+"""Every endpoint × every kind of caller, with the status each must get."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.models import Entity
+
+pytestmark = pytest.mark.usefixtures("embedder")
+
+READ, WRITE, CURATE = "read", "write", "curate"
+ENDPOINTS = [
+    # (method, path, body, scope, success status)
+    ("get", "/api/v1/observations", None, READ, 200),
+    ("post", "/api/v1/observations", {"content": "Run ruff before pushing."}, WRITE, 201),
+    ("post", "/api/v1/observations/batch", {"items": [{"content": "Run mypy before pushing."}]}, WRITE, 201),
+    ("get", "/api/v1/observations/{id}", None, READ, 200),
+    ("patch", "/api/v1/observations/{id}", {"priority": "critical"}, CURATE, 200),
+    ("delete", "/api/v1/observations/{id}", None, CURATE, 204),
+    ("get", "/api/v1/search?q=stripe+charges", None, READ, 200),
+    ("post", "/api/v1/search", {"q": "stripe charges"}, READ, 200),
+    ("get", "/api/v1/context?q=payments", None, READ, 200),
+    ("post", "/api/v1/feedback", {"memory_id": "{id}", "signal": "helpful"}, WRITE, 201),
+    ("get", "/api/v1/entities", None, READ, 200),
+    ("post", "/api/v1/entities/resolve", {"names": ["billing-api"]}, READ, 200),
+    ("post", "/api/v1/entities/merge", {"source": "project:old-billing", "target": "project:billing-api"}, CURATE, 200),
+    ("get", "/api/v1/reflections", None, READ, 200),
+    ("get", "/api/v1/export", None, READ, 200),
+]
+ROLES = {
+    "anonymous": set(),
+    "revoked": set(),
+    "expired": set(),
+    "read_only": {READ},
+    "member": {READ, WRITE},
+    "member_claiming_curate": {READ, WRITE},  # curate scope on a non-staff account is not enough
+    "curator": {READ, WRITE, CURATE},
+}
+
+
+def fill(value, memory_id: str):
+    if isinstance(value, str):
+        return value.replace("{id}", memory_id)
+    if isinstance(value, dict):
+        return {k: fill(v, memory_id) for k, v in value.items()}
+    return value
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("method,path,body,scope,success", ENDPOINTS, ids=[f"{e[0]} {e[1]}" for e in ENDPOINTS])
+def test_the_authorization_matrix(api, memory, role, method, path, body, scope, success):
+    Entity.objects.create(slug="project:old-billing", type="project", name="Old Billing")
+    client = api[role]
+    request = getattr(client, method)
+    response = request(fill(path, str(memory.pk)), fill(body, str(memory.pk)), format="json") if body else request(
+        fill(path, str(memory.pk))
+    )
+    if role in ("anonymous", "revoked", "expired"):
+        expected = 401
+    elif scope in ROLES[role]:
+        expected = success
+    else:
+        expected = 403
+    assert response.status_code == expected, response.content[:300]
+    if expected >= 400:
+        assert response.json()["error"]["code"] in {"NOT_AUTHENTICATED", "AUTHENTICATION_FAILED", "PERMISSION_DENIED"}
+
+
+def test_health_needs_no_token(api):
+    assert api["anonymous"].get("/api/v1/health").status_code == 200
+
+
+def test_a_dashboard_session_authenticates_the_api(client, curator, member, memory):
+    client.force_login(member)
+    assert client.get("/api/v1/search", {"q": "stripe"}).status_code == 200
+    assert client.delete(f"/api/v1/observations/{memory.pk}").status_code == 403
+    client.force_login(curator)
+    assert client.patch(f"/api/v1/observations/{memory.pk}", {"priority": "critical"},
+                        content_type="application/json").status_code == 200
+
+
+def test_the_author_comes_from_the_token_not_the_body(api):
+    response = api["member"].post(
+        "/api/v1/observations", {"content": "Tag releases with semver.", "author": "curator"}, format="json"
+    )
+    assert response.status_code == 201
+    assert response.json()["memory"]["author"] == "member"
+
+
+def test_a_token_records_when_it_was_last_used(api, tokens):
+    from memory.models import ApiToken
+    from memory.services.tokens import hash_key
+
+    api["member"].get("/api/v1/entities")
+    token = ApiToken.objects.get(key_hash=hash_key(tokens["member"]))
+    assert token.last_used_at is not None
