@@ -142,7 +142,9 @@ HealthSerializer = inline_serializer(
 )
 
 
-@extend_schema(auth=[], responses={200: HealthSerializer, 503: HealthSerializer}, tags=["health"], operation_id="health")
+@extend_schema(
+    auth=[], responses={200: HealthSerializer, 503: HealthSerializer}, tags=["health"], operation_id="health"
+)
 @api_view(["GET"])
 @authentication_classes([])
 @permission_classes([AllowAny])

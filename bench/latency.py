@@ -17,34 +17,104 @@ import statistics
 import sys
 import time
 
-PROJECTS = ["billing-api", "web-dashboard", "mobile-app", "data-pipeline", "infra", "search-service", "auth-gateway"]
-FEATURES = ["payments", "auth", "notifications", "search", "feature-flags", "reporting", "onboarding", "exports"]
+PROJECTS = [
+    "billing-api",
+    "web-dashboard",
+    "mobile-app",
+    "data-pipeline",
+    "infra",
+    "search-service",
+    "auth-gateway",
+]
+FEATURES = [
+    "payments",
+    "auth",
+    "notifications",
+    "search",
+    "feature-flags",
+    "reporting",
+    "onboarding",
+    "exports",
+]
 SUBJECTS = [
-    "the ledger lock", "webhook retries", "the nightly export", "token refresh", "the CI cache", "database migrations",
-    "the staging deploy", "flaky end-to-end tests", "currency rounding", "push notification batching",
-    "the search index rebuild", "Redis eviction", "Celery task retries", "feature flag defaults", "S3 presigned URLs",
-    "the on-call rotation", "log sampling", "the GraphQL schema", "rate limiting", "image resizing",
+    "the ledger lock",
+    "webhook retries",
+    "the nightly export",
+    "token refresh",
+    "the CI cache",
+    "database migrations",
+    "the staging deploy",
+    "flaky end-to-end tests",
+    "currency rounding",
+    "push notification batching",
+    "the search index rebuild",
+    "Redis eviction",
+    "Celery task retries",
+    "feature flag defaults",
+    "S3 presigned URLs",
+    "the on-call rotation",
+    "log sampling",
+    "the GraphQL schema",
+    "rate limiting",
+    "image resizing",
 ]
 VERBS = [
-    "must run before", "breaks when combined with", "was replaced by", "needs a manual step after",
-    "times out unless you raise", "is cached for an hour by", "is owned by the team behind", "silently skips",
-    "should be configured through", "has to be idempotent because of",
+    "must run before",
+    "breaks when combined with",
+    "was replaced by",
+    "needs a manual step after",
+    "times out unless you raise",
+    "is cached for an hour by",
+    "is owned by the team behind",
+    "silently skips",
+    "should be configured through",
+    "has to be idempotent because of",
 ]
 OBJECTS = [
-    "the release script", "pytest in CI", "the mobile build", "the Terraform plan", "the warehouse loader",
-    "the payment gateway", "the admin dashboard", "the cron replacement in beat", "the API gateway",
-    "the backfill job", "the docs site", "the metrics exporter",
+    "the release script",
+    "pytest in CI",
+    "the mobile build",
+    "the Terraform plan",
+    "the warehouse loader",
+    "the payment gateway",
+    "the admin dashboard",
+    "the cron replacement in beat",
+    "the API gateway",
+    "the backfill job",
+    "the docs site",
+    "the metrics exporter",
 ]
 REASONS = [
-    "otherwise the job deadlocks", "we lost a day to this in October", "the vendor changed its API",
-    "the default is unsafe", "it doubles the bill", "customers saw stale data", "the retry storm took prod down",
-    "it is the only way to keep the schema in sync", "the old path is deprecated", "QA cannot reproduce it otherwise",
+    "otherwise the job deadlocks",
+    "we lost a day to this in October",
+    "the vendor changed its API",
+    "the default is unsafe",
+    "it doubles the bill",
+    "customers saw stale data",
+    "the retry storm took prod down",
+    "it is the only way to keep the schema in sync",
+    "the old path is deprecated",
+    "QA cannot reproduce it otherwise",
 ]
 QUESTION_STARTS = [
-    "what do we know about", "what mistake did we make with", "why did we choose the approach for",
-    "how should I handle", "what is our usual pattern for", "any gotchas with", "what did we learn about",
+    "what do we know about",
+    "what mistake did we make with",
+    "why did we choose the approach for",
+    "how should I handle",
+    "what is our usual pattern for",
+    "any gotchas with",
+    "what did we learn about",
 ]
-TYPES = ["correction", "decision", "commitment", "insight", "learning", "pattern_seed", "workflow_note", "gap"]
+TYPES = [
+    "correction",
+    "decision",
+    "commitment",
+    "insight",
+    "learning",
+    "pattern_seed",
+    "workflow_note",
+    "gap",
+]
 CATEGORIES = ["convention", "gotcha", "debugging", "architecture", "workflow"]
 
 
@@ -52,23 +122,33 @@ def synthetic_memories(count: int, seed: int = 7) -> list[dict]:
     rng = random.Random(seed)
     items = []
     for i in range(count):
-        subject, verb, obj, reason = (rng.choice(SUBJECTS), rng.choice(VERBS), rng.choice(OBJECTS), rng.choice(REASONS))
+        subject, verb, obj, reason = (
+            rng.choice(SUBJECTS),
+            rng.choice(VERBS),
+            rng.choice(OBJECTS),
+            rng.choice(REASONS),
+        )
         code = f"ERR_{rng.choice(['LEDGER', 'TOKEN', 'EXPORT', 'SYNC', 'QUEUE'])}_{rng.randint(100, 999)}"
         content = f"{subject.capitalize()} {verb} {obj}; {reason} (ticket ML-{i}, code {code})."
-        items.append({
-            "content": content,
-            "memory_type": rng.choice(TYPES),
-            "category": rng.choice(CATEGORIES),
-            "priority": rng.choices(["critical", "moderate", "ephemeral"], [1, 6, 2])[0],
-            "entities": [f"project:{rng.choice(PROJECTS)}", f"feature:{rng.choice(FEATURES)}"],
-            "source": "import",
-        })
+        items.append(
+            {
+                "content": content,
+                "memory_type": rng.choice(TYPES),
+                "category": rng.choice(CATEGORIES),
+                "priority": rng.choices(["critical", "moderate", "ephemeral"], [1, 6, 2])[0],
+                "entities": [f"project:{rng.choice(PROJECTS)}", f"feature:{rng.choice(FEATURES)}"],
+                "source": "import",
+            }
+        )
     return items
 
 
 def synthetic_queries(count: int, seed: int = 11) -> list[str]:
     rng = random.Random(seed)
-    return [f"{rng.choice(QUESTION_STARTS)} {rng.choice(SUBJECTS)} in {rng.choice(OBJECTS)}?" for _ in range(count)]
+    return [
+        f"{rng.choice(QUESTION_STARTS)} {rng.choice(SUBJECTS)} in {rng.choice(OBJECTS)}?"
+        for _ in range(count)
+    ]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -78,8 +158,12 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def summary(ms: list[float]) -> dict:
-    return {"p50_ms": round(percentile(ms, 50), 2), "p95_ms": round(percentile(ms, 95), 2),
-            "mean_ms": round(statistics.fmean(ms), 2), "n": len(ms)}
+    return {
+        "p50_ms": round(percentile(ms, 50), 2),
+        "p95_ms": round(percentile(ms, 95), 2),
+        "mean_ms": round(statistics.fmean(ms), 2),
+        "n": len(ms),
+    }
 
 
 def measure_search(queries: list[str], **kwargs) -> list[float]:
@@ -162,7 +246,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         embeddings.get_model()  # load once, outside every timing
         items = synthetic_memories(args.memories + 1200)
-        bulk, batched, single = items[: args.memories - 1000], items[args.memories - 1000 : args.memories], items[args.memories :]
+        bulk, batched, single = (
+            items[: args.memories - 1000],
+            items[args.memories - 1000 : args.memories],
+            items[args.memories :],
+        )
 
         print(f"Loading {len(bulk)} memories…", file=sys.stderr)
         for start in range(0, len(bulk), args.batch_size):
@@ -172,15 +260,21 @@ def main(argv: list[str] | None = None) -> int:
         for start in range(0, len(batched), args.batch_size):
             memory_store_batch(batched[start : start + args.batch_size])
         batch_seconds = time.perf_counter() - started
-        results["store_batched"] = {"memories": len(batched), "seconds": round(batch_seconds, 2),
-                                    "per_second": round(len(batched) / batch_seconds, 1)}
+        results["store_batched"] = {
+            "memories": len(batched),
+            "seconds": round(batch_seconds, 2),
+            "per_second": round(len(batched) / batch_seconds, 1),
+        }
 
         started = time.perf_counter()
         for item in single[:200]:
             memory_store(**item)
         single_seconds = time.perf_counter() - started
-        results["store_single"] = {"memories": 200, "seconds": round(single_seconds, 2),
-                                   "per_second": round(200 / single_seconds, 1)}
+        results["store_single"] = {
+            "memories": 200,
+            "seconds": round(single_seconds, 2),
+            "per_second": round(200 / single_seconds, 1),
+        }
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE memory_memory")
 
@@ -197,7 +291,13 @@ def main(argv: list[str] | None = None) -> int:
         connection.creation.destroy_test_db(original_name, verbosity=0)
 
     print(f"{'measure':<34} {'p50 ms':>9} {'p95 ms':>9} {'n':>6}")
-    for name in ("search_service", "search_service_entity_filtered", "search_http", "vector_hnsw", "vector_exact"):
+    for name in (
+        "search_service",
+        "search_service_entity_filtered",
+        "search_http",
+        "vector_hnsw",
+        "vector_exact",
+    ):
         row = results.get(name)
         if row:
             print(f"{name:<34} {row['p50_ms']:>9.2f} {row['p95_ms']:>9.2f} {row['n']:>6}")

@@ -87,11 +87,16 @@ tf AS (
     FROM matches x, unnest(x.search_vector) AS u
     WHERE u.lexeme IN (SELECT lexeme FROM terms)
 ),
-df AS (SELECT lexeme, count(*)::float8 AS df FROM tf GROUP BY lexeme)
+df AS (SELECT lexeme, count(*)::float8 AS df FROM tf GROUP BY lexeme),
+idf AS (
+    SELECT terms.lexeme, ln(1 + (corpus.n - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
+    FROM terms CROSS JOIN corpus LEFT JOIN df USING (lexeme)
+),
+ideal AS (SELECT sum(idf) AS total FROM idf)
 SELECT tf.id,
-       sum(ln(1 + (corpus.n - df.df + 0.5) / (df.df + 0.5))
-           * tf.tf * (%s + 1) / (tf.tf + %s * (1 - %s + %s * tf.dl / corpus.avgdl))) AS score
-FROM tf JOIN df USING (lexeme) CROSS JOIN corpus
+       sum(idf.idf * tf.tf * (%s + 1) / (tf.tf + %s * (1 - %s + %s * tf.dl / corpus.avgdl))) AS score,
+       max(ideal.total) AS ideal
+FROM tf JOIN idf USING (lexeme) CROSS JOIN corpus CROSS JOIN ideal
 GROUP BY tf.id
 ORDER BY score DESC, tf.id
 LIMIT %s
@@ -99,15 +104,20 @@ LIMIT %s
 
 
 def lexical_candidates(queryset, query: str, k: int) -> list[tuple]:
-    """BM25 over the query's stemmed, stop-word-free lexemes, any of which may match.
+    """``(id, bm25, coverage)`` for the top ``k`` lexical matches of ``query``.
 
-    Document frequencies and the average length come from the filtered corpus, so rarity is
-    judged among the memories the caller may see."""
+    BM25 over the query's stemmed, stop-word-free lexemes, any of which may match; document
+    frequencies and the average length come from the filtered corpus. ``coverage`` divides the
+    score by what a document holding every query term once would get: near 1 when a memory
+    matches the question's informative words (an error code, a function name), near 0 when it
+    shares only common ones."""
     filtered_sql, filtered_params = queryset.values("id").query.sql_with_params()
     k1, b = setting("BM25_K1"), setting("BM25_B")
     with connection.cursor() as cursor:
         cursor.execute(LEXICAL_SQL.format(filtered=filtered_sql), [*filtered_params, query, k1, k1, b, b, k])
-        return cursor.fetchall()
+        return [
+            (pk, score, min(1.0, score / ideal) if ideal else 0.0) for pk, score, ideal in cursor.fetchall()
+        ]
 
 
 def _validate(query, limit, memory_type, category, priority, mode) -> tuple[str, int]:
@@ -211,6 +221,7 @@ class Candidate:
     vector_rank: int | None
     lexical_rank: int | None
     lexical_score: float | None
+    lexical_coverage: float = 0.0
     entity_match: bool = False
 
 
@@ -231,8 +242,8 @@ def gather_candidates(
         )
         lexical = lexical_candidates(base, query, n) if "lexical" in lists else []
     vector_rank = {pk: rank for rank, pk in enumerate(vector_ids, start=1)}
-    lexical_rank = {pk: rank for rank, (pk, _) in enumerate(lexical, start=1)}
-    lexical_score = dict(lexical)
+    lexical_rank = {pk: rank for rank, (pk, _, _) in enumerate(lexical, start=1)}
+    lexical_score = {pk: (score, coverage) for pk, score, coverage in lexical}
     memories = {m.pk: m for m in Memory.objects.filter(pk__in=set(vector_rank) | set(lexical_rank))}
     detected = entity_service.detect_in_text(query) if detect else entity_service.Detected()
     if not memories:
@@ -253,7 +264,8 @@ def gather_candidates(
             similarity=similarity[pk],
             vector_rank=vector_rank.get(pk),
             lexical_rank=lexical_rank.get(pk),
-            lexical_score=lexical_score.get(pk),
+            lexical_score=lexical_score[pk][0] if pk in lexical_score else None,
+            lexical_coverage=lexical_score[pk][1] if pk in lexical_score else 0.0,
             entity_match=pk in entity_matched,
         )
         for pk in ids
@@ -262,13 +274,17 @@ def gather_candidates(
 
 
 def score_candidate(candidate: Candidate, *, mode: str, boosted: list[str], strict: bool, now: datetime):
-    """``(score, explain)`` for one candidate, or None when it falls below the similarity floor."""
+    """``(score, explain)`` for one candidate, or None when it falls below the similarity floor.
+
+    relevance = similarity + LEXICAL_WEIGHT × coverage^LEXICAL_COVERAGE_POWER; in ``full`` mode it
+    is multiplied by each factor raised to its RANKING_EXPONENTS entry."""
     memory = candidate.memory
     explain = {
         "vector_rank": candidate.vector_rank,
         "similarity": round(candidate.similarity, 4),
         "lexical_rank": candidate.lexical_rank,
         "lexical_score": round(candidate.lexical_score, 4) if candidate.lexical_score is not None else None,
+        "lexical_coverage": round(candidate.lexical_coverage, 4),
         "entity_match": candidate.entity_match,
     }
     if mode == "vector":
@@ -281,10 +297,9 @@ def score_candidate(candidate: Candidate, *, mode: str, boosted: list[str], stri
             floor = setting("SIMILARITY_FLOOR_ENTITY") if entity_filtered else setting("SIMILARITY_FLOOR")
             if candidate.similarity < floor:
                 return None
-        k = setting("RRF_K")
-        ranks = (candidate.vector_rank, candidate.lexical_rank)
-        score = sum(1.0 / (k + rank) for rank in ranks if rank)
-        explain["base"] = round(score, 6)
+        lexical = setting("LEXICAL_WEIGHT") * candidate.lexical_coverage ** setting("LEXICAL_COVERAGE_POWER")
+        score = max(candidate.similarity, 0.0) + lexical
+        explain["relevance"] = round(score, 6)
         if mode == "full":
             factors = {
                 "type_weight": type_weight(memory.memory_type),
@@ -293,9 +308,12 @@ def score_candidate(candidate: Candidate, *, mode: str, boosted: list[str], stri
                 "decay": decay_factor(memory, now),
                 "maturity_multiplier": maturity_multiplier(memory.maturity),
             }
+            exponents = setting("RANKING_EXPONENTS")
+            applied = {name: value ** exponents[name] for name, value in factors.items()}
             for name, value in factors.items():
-                score *= value
                 explain[name] = round(value, 4)
+                score *= applied[name]
+            explain["applied"] = {name: round(value, 4) for name, value in applied.items()}
     explain["score"] = round(score, 6)
     return score, explain
 

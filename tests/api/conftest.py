@@ -31,7 +31,9 @@ def tokens(db) -> dict[str, str | None]:
     reader = User.objects.create_user(username="reader")
     revoked_token, revoked = token_create(user=member, scopes=["read", "write"])
     token_revoke(token=revoked_token)
-    _, expired = token_create(user=member, scopes=["read", "write"], expires_at=timezone.now() - timedelta(minutes=1))
+    _, expired = token_create(
+        user=member, scopes=["read", "write"], expires_at=timezone.now() - timedelta(minutes=1)
+    )
     return {
         "anonymous": None,
         "revoked": revoked,
@@ -52,5 +54,7 @@ def api(tokens):
 def memory(db, embedder):
     return memory_store(
         content="Never call stripe.Charge.create directly; go through payments/gateway.py.",
-        memory_type="correction", category="gotcha", entities=["project:billing-api", "feature:payments"],
+        memory_type="correction",
+        category="gotcha",
+        entities=["project:billing-api", "feature:payments"],
     ).memory

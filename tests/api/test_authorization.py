@@ -23,7 +23,13 @@ ENDPOINTS = [
     ("post", "/api/v1/feedback", {"memory_id": "{id}", "signal": "helpful"}, WRITE, 201),
     ("get", "/api/v1/entities", None, READ, 200),
     ("post", "/api/v1/entities/resolve", {"names": ["billing-api"]}, READ, 200),
-    ("post", "/api/v1/entities/merge", {"source": "project:old-billing", "target": "project:billing-api"}, CURATE, 200),
+    (
+        "post",
+        "/api/v1/entities/merge",
+        {"source": "project:old-billing", "target": "project:billing-api"},
+        CURATE,
+        200,
+    ),
     ("get", "/api/v1/reflections", None, READ, 200),
     ("get", "/api/v1/export", None, READ, 200),
 ]
@@ -47,13 +53,17 @@ def fill(value, memory_id: str):
 
 
 @pytest.mark.parametrize("role", ROLES)
-@pytest.mark.parametrize("method,path,body,scope,success", ENDPOINTS, ids=[f"{e[0]} {e[1]}" for e in ENDPOINTS])
+@pytest.mark.parametrize(
+    "method,path,body,scope,success", ENDPOINTS, ids=[f"{e[0]} {e[1]}" for e in ENDPOINTS]
+)
 def test_the_authorization_matrix(api, memory, role, method, path, body, scope, success):
     Entity.objects.create(slug="project:old-billing", type="project", name="Old Billing")
     client = api[role]
     request = getattr(client, method)
-    response = request(fill(path, str(memory.pk)), fill(body, str(memory.pk)), format="json") if body else request(
-        fill(path, str(memory.pk))
+    response = (
+        request(fill(path, str(memory.pk)), fill(body, str(memory.pk)), format="json")
+        if body
+        else request(fill(path, str(memory.pk)))
     )
     if role in ("anonymous", "revoked", "expired"):
         expected = 401
@@ -63,7 +73,11 @@ def test_the_authorization_matrix(api, memory, role, method, path, body, scope, 
         expected = 403
     assert response.status_code == expected, response.content[:300]
     if expected >= 400:
-        assert response.json()["error"]["code"] in {"NOT_AUTHENTICATED", "AUTHENTICATION_FAILED", "PERMISSION_DENIED"}
+        assert response.json()["error"]["code"] in {
+            "NOT_AUTHENTICATED",
+            "AUTHENTICATION_FAILED",
+            "PERMISSION_DENIED",
+        }
 
 
 def test_health_needs_no_token(api):
@@ -75,8 +89,12 @@ def test_a_dashboard_session_authenticates_the_api(client, curator, member, memo
     assert client.get("/api/v1/search", {"q": "stripe"}).status_code == 200
     assert client.delete(f"/api/v1/observations/{memory.pk}").status_code == 403
     client.force_login(curator)
-    assert client.patch(f"/api/v1/observations/{memory.pk}", {"priority": "critical"},
-                        content_type="application/json").status_code == 200
+    assert (
+        client.patch(
+            f"/api/v1/observations/{memory.pk}", {"priority": "critical"}, content_type="application/json"
+        ).status_code
+        == 200
+    )
 
 
 def test_the_author_comes_from_the_token_not_the_body(api):

@@ -32,8 +32,12 @@ CONFIG = schemathesis.config.SchemathesisConfig.from_dict(
     {
         "seed": 20261121,
         "generation": {"max-examples": MAX_EXAMPLES},
-        "phases": {"examples": {"enabled": True}, "coverage": {"enabled": True}, "fuzzing": {"enabled": True},
-                   "stateful": {"enabled": False}},
+        "phases": {
+            "examples": {"enabled": True},
+            "coverage": {"enabled": True},
+            "fuzzing": {"enabled": True},
+            "stateful": {"enabled": False},
+        },
         "checks": {
             "enabled": False,
             "not_a_server_error": {"enabled": True},
@@ -60,8 +64,12 @@ def requests_keep_the_test_connection():
 @pytest.fixture
 def curator_key(db) -> str:
     curator = get_user_model().objects.create_user(username="fuzz-curator", is_staff=True)
-    memory_store(content="Mark Robinson owns the billing API", entities=["person:mark-robinson", "project:billing-api"])
-    memory_store(content="Mark Smith owns mobile releases", entities=["person:mark-smith", "project:mobile-app"])
+    memory_store(
+        content="Mark Robinson owns the billing API", entities=["person:mark-robinson", "project:billing-api"]
+    )
+    memory_store(
+        content="Mark Smith owns mobile releases", entities=["person:mark-smith", "project:mobile-app"]
+    )
     memory_store(content="Always run make migrate-test before pytest", memory_type="commitment")
     return token_create(user=curator, scopes=["read", "write", "curate"])[1]
 
