@@ -1,5 +1,5 @@
 from django.urls import path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from api import views
 from api.exceptions import not_found
@@ -18,6 +18,6 @@ urlpatterns = [
     path("v1/reflections", views.ReflectionListView.as_view(), name="api-reflections"),
     path("v1/export", views.ExportView.as_view(), name="api-export"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     re_path(r"^[\s\S]*$", not_found),  # anything else under /api/, newlines included
 ]

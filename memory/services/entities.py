@@ -124,17 +124,20 @@ def validate_references(references: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(cleaned))
 
 
-def resolve_references(references: Iterable[str], *, create: bool) -> Resolution:
-    """Resolve slugs and bare names. Slugs are created when ``create`` (on store), else looked up."""
+def resolve_references(
+    references: Iterable[str],
+    *,
+    create: bool,
+    by_slug: dict[str, Entity] | None = None,
+    pool: list[Entity] | None = None,
+) -> Resolution:
+    """Resolve slugs and bare names. Slugs are created when ``create`` (on store), else looked up.
+    ``by_slug`` and ``pool`` (canonical entities) let a caller resolving many lists query once."""
     resolution = Resolution()
     references = validate_references(references)
     slugs = {reference: normalize_slug(reference) for reference in references}
-    by_slug = (
-        entities_for_slugs([slug for slug in slugs.values() if slug], create=create)
-        if any(slugs.values())
-        else {}
-    )
-    pool: list[Entity] | None = None
+    wanted = [slug for slug in slugs.values() if slug and (by_slug is None or slug not in by_slug)]
+    by_slug = {**(by_slug or {}), **(entities_for_slugs(wanted, create=create) if wanted else {})}
     for reference in references:
         if slugs[reference] is not None:
             matches = [by_slug[slugs[reference]]] if slugs[reference] in by_slug else []
@@ -197,8 +200,9 @@ class Detected:
     ambiguities: dict[str, list[str]] = field(default_factory=dict)
 
 
-def detect_in_text(text: str) -> Detected:
-    """Known entities named in ``text``: explicit slugs, plus full names and aliases of known entities."""
+def detect_in_text(text: str, pool: list[Entity] | None = None) -> Detected:
+    """Known entities named in ``text``: explicit slugs, plus full names and aliases of known entities.
+    ``pool`` (the canonical entities) saves a query when many texts are checked."""
     detected = Detected()
     slugs = list(dict.fromkeys(SLUG_IN_TEXT_RE.findall(text.lower())))
     if slugs:
@@ -208,7 +212,7 @@ def detect_in_text(text: str) -> Detected:
                 detected.entities.append(entity)
     padded = f"-{slugify_name(text)}-"
     by_key: dict[str, list[Entity]] = {}
-    for entity in Entity.objects.canonical():
+    for entity in Entity.objects.canonical() if pool is None else pool:
         for key in _name_keys(entity):
             if len(key) >= MIN_NAME_KEY_LENGTH and f"-{key}-" in padded:
                 by_key.setdefault(key, []).append(entity)

@@ -17,13 +17,16 @@ without the re-ranking factors, ``full`` what the API does.
 from __future__ import annotations
 
 import re
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
-import numpy as np
+from django.contrib.postgres.search import SearchQuery
 from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
+from pgvector.django import CosineDistance
 
 from memory import embeddings
 from memory.conf import setting
@@ -35,6 +38,7 @@ from memory.services.maturity import multiplier as maturity_multiplier
 from memory.services.taxonomy import type_weight
 
 MODES = ("fts", "vector", "hybrid", "full")
+_embedder_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="query-embedder")
 MAX_QUERY_CHARS = 2000
 
 
@@ -66,55 +70,85 @@ def intent_types(query: str) -> list[str]:
 
 
 LEXICAL_SQL = """
-WITH filtered AS ({filtered}),
-terms AS (
-    SELECT DISTINCT t.lexeme FROM unnest(to_tsvector('english', %s)) AS t
-),
-q AS (
-    SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery AS query FROM terms
-),
-corpus AS (
-    SELECT count(*)::float8 AS n, coalesce(avg(length(m.search_vector)), 1)::float8 AS avgdl
-    FROM memory_memory m WHERE m.id IN (SELECT id FROM filtered)
-),
+WITH terms AS (SELECT unnest(%s::text[]) AS lexeme),
 matches AS (
     SELECT m.id, m.search_vector, length(m.search_vector)::float8 AS dl
-    FROM memory_memory m, q
-    WHERE q.query IS NOT NULL AND m.search_vector @@ q.query AND m.id IN (SELECT id FROM filtered)
+    FROM memory_memory m WHERE m.id IN ({matches})
 ),
 tf AS (
+    -- Keep only the query's lexemes before unnesting (weight them A, filter on A): a memory has
+    -- dozens of lexemes and matches one or two.
     SELECT x.id, x.dl, u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf
-    FROM matches x, unnest(x.search_vector) AS u
-    WHERE u.lexeme IN (SELECT lexeme FROM terms)
+    FROM matches x, unnest(ts_filter(setweight(x.search_vector, 'A', %s::text[]), '{{a}}')) AS u
 ),
 df AS (SELECT lexeme, count(*)::float8 AS df FROM tf GROUP BY lexeme),
 idf AS (
-    SELECT terms.lexeme, ln(1 + (corpus.n - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
-    FROM terms CROSS JOIN corpus LEFT JOIN df USING (lexeme)
+    SELECT terms.lexeme, ln(1 + (%s - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
+    FROM terms LEFT JOIN df USING (lexeme)
 ),
 ideal AS (SELECT sum(idf) AS total FROM idf)
 SELECT tf.id,
-       sum(idf.idf * tf.tf * (%s + 1) / (tf.tf + %s * (1 - %s + %s * tf.dl / corpus.avgdl))) AS score,
+       sum(idf.idf * tf.tf * (%s + 1) / (tf.tf + %s * (1 - %s + %s * tf.dl / %s))) AS score,
        max(ideal.total) AS ideal
-FROM tf JOIN idf USING (lexeme) CROSS JOIN corpus CROSS JOIN ideal
+FROM tf JOIN idf USING (lexeme) CROSS JOIN ideal
 GROUP BY tf.id
 ORDER BY score DESC, tf.id
 LIMIT %s
 """
+CORPUS_STATS_SECONDS = 300
+_corpus_stats: tuple[float, int, float] | None = None  # (monotonic time, memories, average lexemes)
+
+
+def corpus_stats() -> tuple[int, float]:
+    """How many active memories there are and their average number of lexemes, for BM25's idf and
+    length normalisation. Recomputed every five minutes per process: both move slowly, and
+    scanning every row on each query would not."""
+    global _corpus_stats
+    now = time.monotonic()
+    if _corpus_stats is None or now - _corpus_stats[0] > CORPUS_STATS_SECONDS:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*), avg(length(search_vector)) FROM memory_memory WHERE status = 'active'"
+            )
+            count, average = cursor.fetchone()
+        _corpus_stats = (now, int(count), float(average or 1.0))
+    return _corpus_stats[1], _corpus_stats[2]
+
+
+def tsquery_any(lexemes: list[str]) -> str:
+    """A tsquery that matches any of the (already normalized) lexemes."""
+    return " | ".join("'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'" for lexeme in lexemes)
 
 
 def lexical_candidates(queryset, query: str, k: int) -> list[tuple]:
     """``(id, bm25, coverage)`` for the top ``k`` lexical matches of ``query``.
 
-    BM25 over the query's stemmed, stop-word-free lexemes, any of which may match; document
-    frequencies and the average length come from the filtered corpus. ``coverage`` divides the
+    BM25 over the query's stemmed, stop-word-free lexemes, any of which may match (the GIN index
+    finds them); document frequencies come from the filtered matches, the corpus size and average
+    length from all active memories. ``coverage`` divides the
     score by what a document holding every query term once would get: near 1 when a memory
     matches the question's informative words (an error code, a function name), near 0 when it
     shares only common ones."""
-    filtered_sql, filtered_params = queryset.values("id").query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT coalesce(array_agg(DISTINCT lexeme), '{}') FROM unnest(to_tsvector('english', %s))",
+            [query],
+        )
+        (lexemes,) = cursor.fetchone()
+    if not lexemes:
+        return []
+    # The lexemes are normalized already: the 'simple' configuration only lower-cases them again.
+    matching = queryset.order_by().filter(
+        search_vector=SearchQuery(tsquery_any(lexemes), config="simple", search_type="raw")
+    )
+    matches_sql, matches_params = matching.values("id").query.sql_with_params()
+    corpus_size, average = corpus_stats()
     k1, b = setting("BM25_K1"), setting("BM25_B")
     with connection.cursor() as cursor:
-        cursor.execute(LEXICAL_SQL.format(filtered=filtered_sql), [*filtered_params, query, k1, k1, b, b, k])
+        cursor.execute(
+            LEXICAL_SQL.format(matches=matches_sql),
+            [lexemes, *matches_params, lexemes, float(max(corpus_size, 1)), k1, k1, b, b, average, k],
+        )
         return [
             (pk, score, min(1.0, score / ideal) if ideal else 0.0) for pk, score, ideal in cursor.fetchall()
         ]
@@ -229,8 +263,11 @@ def gather_candidates(
     base, query: str, n: int, *, lists=("vector", "lexical"), exact: bool = False, detect: bool = False
 ) -> tuple[list[Candidate], entity_service.Detected]:
     """The top ``n`` of each candidate list, with every feature the scoring needs."""
-    vector = embeddings.encode_one(query)
+    # The query is embedded on another thread while the database ranks it lexically.
+    pending_vector = _embedder_thread.submit(embeddings.encode_one, query)
     with transaction.atomic():
+        lexical = lexical_candidates(base, query, n) if "lexical" in lists else []
+        vector = pending_vector.result()
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT set_config('hnsw.ef_search', %s, true)", [str(max(n, setting("HNSW_EF_SEARCH")))]
@@ -240,17 +277,21 @@ def gather_candidates(
             if "vector" in lists
             else []
         )
-        lexical = lexical_candidates(base, query, n) if "lexical" in lists else []
     vector_rank = {pk: rank for rank, pk in enumerate(vector_ids, start=1)}
     lexical_rank = {pk: rank for rank, (pk, _, _) in enumerate(lexical, start=1)}
     lexical_score = {pk: (score, coverage) for pk, score, coverage in lexical}
-    memories = {m.pk: m for m in Memory.objects.filter(pk__in=set(vector_rank) | set(lexical_rank))}
+    # Similarity is computed by the database: shipping 384 floats per candidate back costs more.
+    memories = {
+        m.pk: m
+        for m in Memory.objects.filter(pk__in=set(vector_rank) | set(lexical_rank))
+        .defer("embedding", "search_vector")
+        .annotate(distance=CosineDistance("embedding", vector))
+    }
     detected = entity_service.detect_in_text(query) if detect else entity_service.Detected()
     if not memories:
         return [], detected
     ids = list(memories)
-    matrix = np.array([memories[pk].embedding for pk in ids], dtype=np.float32)
-    similarity = dict(zip(ids, (matrix @ vector).tolist(), strict=True))
+    similarity = {pk: 1.0 - memories[pk].distance for pk in ids}
     entity_matched: set = set()
     if detected.entities:
         entity_matched = set(

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -24,8 +24,10 @@ from memory.models import (
     Action,
     Category,
     Entity,
+    EntityMention,
     Kind,
     Memory,
+    MemoryEvent,
     MemoryType,
     Priority,
     Session,
@@ -33,8 +35,7 @@ from memory.models import (
     Status,
 )
 from memory.services import entities as entity_service
-from memory.services.audit import record_event
-from memory.services.errors import ContentTooLarge, InvalidInput
+from memory.services.errors import AmbiguousEntity, ContentTooLarge, InvalidInput
 from memory.services.redaction import injection_reasons, redact
 
 ADD, UPDATE, NOOP = "ADD", "UPDATE", "NOOP"
@@ -208,117 +209,268 @@ def _live(kind: str):
     )
 
 
-def _reinforce(existing: Memory, prepared: PreparedMemory, entities: list[Entity], author) -> StoreResult:
-    tags = list(dict.fromkeys([*existing.tags, *prepared.tags]))
-    Memory.objects.filter(pk=existing.pk).update(tags=tags, reinforcement_count=F("reinforcement_count") + 1)
-    existing.refresh_from_db()
-    entity_service.link_entities(existing, entities)
-    record_event(existing, Action.REINFORCED, actor=author, source=prepared.source)
-    return StoreResult(
-        NOOP, existing, redactions=prepared.redactions, quarantine_reasons=prepared.quarantine_reasons
-    )
+NEIGHBOURS_SQL = """
+SELECT q.idx, m.id, m.embedding <=> q.vec::vector AS distance
+FROM unnest(%s::text[]) WITH ORDINALITY AS q(vec, idx)
+CROSS JOIN LATERAL (
+    SELECT id, embedding FROM memory_memory
+    WHERE kind = %s AND status = 'active' AND superseded_by_id IS NULL
+    ORDER BY embedding <=> q.vec::vector
+    LIMIT %s
+) AS m
+ORDER BY q.idx, distance
+"""
 
 
-def _store_one(
-    prepared: PreparedMemory,
-    vector,
+def _neighbours(kind: str, vectors) -> list[list[tuple[Memory, float]]]:
+    """For each vector, the closest active memories of ``kind`` with their cosine similarity,
+    in one round trip (the HNSW index serves each lateral lookup)."""
+    texts = ["[" + ",".join(f"{x:.7g}" for x in vector) + "]" for vector in vectors]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(setting("HNSW_EF_SEARCH"))])
+        cursor.execute(NEIGHBOURS_SQL, [texts, kind, NEIGHBOURS_CHECKED])
+        rows = cursor.fetchall()
+    memories = Memory.objects.defer("embedding", "search_vector").in_bulk({pk for _, pk, _ in rows})
+    found: list[list[tuple[Memory, float]]] = [[] for _ in texts]
+    for index, pk, distance in rows:
+        found[index - 1].append((memories[pk], 1.0 - distance))
+    return found
+
+
+@dataclass
+class _Plan:
+    """What one prepared item will become: a NOOP on ``existing``, or a new memory that may
+    supersede ``supersede``."""
+
+    prepared: PreparedMemory
+    entities: list[Entity]
+    unknown: list[str]
+    operation: str = ADD
+    existing: Memory | None = None
+    batch_twin: int | None = None  # NOOP on a memory created earlier in this batch
+    supersede: Memory | None = None
+    memory: Memory | None = None
+
+
+def _store_many(
+    prepared: list[PreparedMemory],
+    vectors,
     *,
     author=None,
     session: Session | None = None,
     dedupe: bool = True,
-) -> StoreResult:
-    resolution = entity_service.resolve_references(prepared.entity_refs, create=True).raise_if_ambiguous()
-    entities = resolution.entities
-    same = _live(prepared.kind).filter(content_hash=prepared.content_hash).first()
-    if same is not None:
-        return _reinforce(same, prepared, entities, author)
+    retry: bool = True,
+) -> list[StoreResult]:
+    """The upsert of DESIGN.md §4.3 for a list of items, in a handful of queries whatever its length.
 
-    supersede: Memory | None = None
+    Items are decided in order: each is compared with live memories and with the items before it
+    in the same list (identical or near-identical text → NOOP); only memories already stored can
+    be superseded. The caller holds the transaction."""
+    author = author if getattr(author, "pk", None) else None
+    slugs = [slug for p in prepared for ref in p.entity_refs if (slug := entity_service.normalize_slug(ref))]
+    by_slug = entity_service.entities_for_slugs(slugs, create=True) if slugs else {}
+    needs_pool = any(not entity_service.normalize_slug(ref) for p in prepared for ref in p.entity_refs)
+    pool = list(Entity.objects.canonical()) if needs_pool else None
+    plans, ambiguities = [], {}
+    for item in prepared:
+        resolution = entity_service.resolve_references(
+            item.entity_refs, create=False, by_slug=by_slug, pool=pool
+        )
+        ambiguities.update(resolution.ambiguities)
+        plans.append(_Plan(item, resolution.entities, resolution.unknown))
+    if ambiguities:
+        raise AmbiguousEntity(ambiguities)
+
+    by_hash: dict[tuple[str, str], Memory] = {
+        (m.kind, m.content_hash): m
+        for kind in {p.kind for p in prepared}
+        for m in _live(kind).filter(content_hash__in=[p.content_hash for p in prepared if p.kind == kind])
+    }
+    neighbours: dict[int, list[tuple[Memory, float]]] = {}
     if dedupe:
-        neighbours = _live(prepared.kind).filter(status=Status.ACTIVE).nearest(vector, NEIGHBOURS_CHECKED)
-        tokens = token_set(prepared.content)
-        for neighbour in neighbours:
-            cosine = 1.0 - neighbour.distance
+        for kind in {p.kind for p in prepared}:
+            indexes = [i for i, p in enumerate(prepared) if p.kind == kind]
+            for index, found in zip(indexes, _neighbours(kind, [vectors[i] for i in indexes]), strict=True):
+                neighbours[index] = found
+
+    superseded: set = set()
+    for index, plan in enumerate(plans):
+        item = plan.prepared
+        if (item.kind, item.content_hash) in by_hash:
+            plan.operation, plan.existing = NOOP, by_hash[(item.kind, item.content_hash)]
+            continue
+        if not dedupe:
+            continue
+        tokens = token_set(item.content)
+        for earlier in range(index):
+            other = plans[earlier]
+            if other.operation == NOOP or other.prepared.kind != item.kind:
+                continue
+            cosine = float(vectors[earlier] @ vectors[index])
+            if (
+                other.prepared.content_hash == item.content_hash
+                or cosine >= setting("NOOP_COSINE")
+                or jaccard(tokens, token_set(other.prepared.content)) >= setting("NOOP_JACCARD")
+            ):
+                plan.operation, plan.batch_twin = NOOP, earlier
+                break
+        if plan.operation == NOOP:
+            continue
+        for neighbour, cosine in neighbours.get(index, []):
             if cosine >= setting("NOOP_COSINE") or jaccard(tokens, token_set(neighbour.content)) >= setting(
                 "NOOP_JACCARD"
             ):
-                return _reinforce(neighbour, prepared, entities, author)
+                plan.operation, plan.existing, plan.supersede = NOOP, neighbour, None
+                break
             if (
-                supersede is None
-                and prepared.status
-                == Status.ACTIVE  # quarantined or unreviewed text never hides a live memory
+                plan.supersede is None
+                and item.status == Status.ACTIVE  # quarantined or unreviewed text never hides a live memory
                 and cosine >= setting("UPDATE_COSINE")
-                and neighbour.category == prepared.category
+                and neighbour.category == item.category
+                and neighbour.pk not in superseded
             ):
-                supersede = neighbour
+                plan.supersede = neighbour
+        if plan.supersede is not None:
+            plan.operation = UPDATE
+            superseded.add(plan.supersede.pk)
 
     now = timezone.now()
-    created_at = prepared.created_at or now
-    memory = Memory(
-        kind=prepared.kind,
-        content=prepared.content,
-        content_hash=prepared.content_hash,
-        memory_type=prepared.memory_type,
-        category=prepared.category,
-        priority=prepared.priority,
-        is_negative=prepared.is_negative,
-        embedding=vector,
-        tags=prepared.tags,
-        confidence=prepared.confidence,
-        status=prepared.status,
-        status_reason=prepared.status_reason,
-        source=prepared.source,
-        source_chunk=prepared.source_chunk,
-        session=session,
-        author=author if getattr(author, "pk", None) else None,
-        agent_name=prepared.agent_name,
-        valid_from=prepared.valid_from or created_at,
-        last_validated_at=created_at,
-        created_at=created_at,
-    )
+    new_plans = [plan for plan in plans if plan.operation != NOOP]
+    for index, plan in enumerate(plans):
+        if plan.operation == NOOP:
+            continue
+        item = plan.prepared
+        created_at = item.created_at or now
+        plan.memory = Memory(
+            kind=item.kind,
+            content=item.content,
+            content_hash=item.content_hash,
+            memory_type=item.memory_type,
+            category=item.category,
+            priority=item.priority,
+            is_negative=item.is_negative,
+            embedding=vectors[index],
+            tags=item.tags,
+            confidence=item.confidence,
+            status=item.status,
+            status_reason=item.status_reason,
+            source=item.source,
+            source_chunk=item.source_chunk,
+            session=session,
+            author=author,
+            agent_name=item.agent_name,
+            valid_from=item.valid_from or created_at,
+            last_validated_at=created_at,
+            created_at=created_at,
+        )
     try:
         with transaction.atomic():
-            memory.save(force_insert=True)
+            Memory.objects.bulk_create([plan.memory for plan in new_plans])
     except IntegrityError:
-        # A concurrent store of the same content won the race: that one is ours too.
-        same = _live(prepared.kind).filter(content_hash=prepared.content_hash).first()
-        if same is None:
+        if not retry:
             raise
-        return _reinforce(same, prepared, entities, author)
+        # A concurrent store of the same content won the race; decide again, item by item, now
+        # that its row is visible.
+        return [
+            _store_many(
+                [item], vectors[i : i + 1], author=author, session=session, dedupe=dedupe, retry=False
+            )[0]
+            for i, item in enumerate(prepared)
+        ]
 
-    if supersede is not None:
-        supersede = Memory.objects.select_for_update().get(pk=supersede.pk)
-        carried = Entity.objects.filter(mentions__memory=supersede, mentions__resolved=True)
-        entities = list(dict.fromkeys([*entities, *carried]))
-        supersede.valid_until = max(now, supersede.valid_from)
-        supersede.superseded_by = memory
-        supersede.save(update_fields=["valid_until", "superseded_by", "updated_at"])
-        record_event(supersede, Action.SUPERSEDED, actor=author, superseded_by=str(memory.pk))
-    entity_service.link_entities(memory, entities)
-    if resolution.unknown:
-        entity_service.record_unresolved(memory, {}, resolution.unknown)
-    if prepared.kind == Kind.OBSERVATION and not prepared.entity_refs:
-        detected = entity_service.detect_in_text(prepared.content)
-        entity_service.link_entities(memory, detected.entities)
-        if detected.ambiguities:
-            entity_service.record_unresolved(memory, detected.ambiguities)
-    record_event(
-        memory,
-        Action.QUARANTINED if prepared.status == Status.QUARANTINED else Action.CREATED,
-        actor=author,
-        operation=UPDATE if supersede else ADD,
-        source=prepared.source,
-        redactions=prepared.redactions,
-        quarantine_reasons=prepared.quarantine_reasons,
-        supersedes=str(supersede.pk) if supersede else None,
+    mentions, unresolved, events, results = [], {}, [], []
+    for plan in plans:
+        item = plan.prepared
+        if plan.operation == NOOP:
+            target = plan.existing if plan.batch_twin is None else plans[plan.batch_twin].memory
+            tags = list(dict.fromkeys([*target.tags, *item.tags]))
+            Memory.objects.filter(pk=target.pk).update(
+                tags=tags, reinforcement_count=F("reinforcement_count") + 1
+            )
+            target.tags = tags
+            target.reinforcement_count += 1
+            mentions += [(target, entity) for entity in plan.entities]
+            events.append(
+                MemoryEvent(
+                    memory=target,
+                    memory_ref=target.pk,
+                    action=Action.REINFORCED,
+                    actor=author,
+                    diff={"source": item.source},
+                )
+            )
+            results.append(
+                StoreResult(
+                    NOOP, target, redactions=item.redactions, quarantine_reasons=item.quarantine_reasons
+                )
+            )
+            continue
+        memory, entities = plan.memory, list(plan.entities)
+        if plan.supersede is not None:
+            old = Memory.objects.select_for_update().get(pk=plan.supersede.pk)
+            entities += [
+                e
+                for e in Entity.objects.filter(mentions__memory=old, mentions__resolved=True)
+                if e not in entities
+            ]
+            old.valid_until = max(now, old.valid_from)
+            old.superseded_by = memory
+            old.save(update_fields=["valid_until", "superseded_by", "updated_at"])
+            plan.supersede = old
+            events.append(
+                MemoryEvent(
+                    memory=old,
+                    memory_ref=old.pk,
+                    action=Action.SUPERSEDED,
+                    actor=author,
+                    diff={"superseded_by": str(memory.pk)},
+                )
+            )
+        if item.kind == Kind.OBSERVATION and not item.entity_refs:
+            if pool is None:
+                pool = list(Entity.objects.canonical())
+            detected = entity_service.detect_in_text(item.content, pool)
+            entities += [e for e in detected.entities if e not in entities]
+            if detected.ambiguities:
+                unresolved[memory.pk] = (memory, detected.ambiguities, [])
+        if plan.unknown:
+            unresolved[memory.pk] = (memory, unresolved.get(memory.pk, (None, {}, []))[1], plan.unknown)
+        mentions += [(memory, entity) for entity in entities]
+        events.append(
+            MemoryEvent(
+                memory=memory,
+                memory_ref=memory.pk,
+                action=Action.QUARANTINED if item.status == Status.QUARANTINED else Action.CREATED,
+                actor=author,
+                diff={
+                    "operation": plan.operation,
+                    "source": item.source,
+                    "redactions": item.redactions,
+                    "quarantine_reasons": item.quarantine_reasons,
+                    "supersedes": str(plan.supersede.pk) if plan.supersede else None,
+                },
+            )
+        )
+        results.append(
+            StoreResult(
+                plan.operation,
+                memory,
+                superseded=plan.supersede,
+                redactions=item.redactions,
+                quarantine_reasons=item.quarantine_reasons,
+            )
+        )
+    EntityMention.objects.bulk_create(
+        [
+            EntityMention(memory=memory, entity=entity, raw=entity.slug, resolved=True)
+            for memory, entity in mentions
+        ],
+        ignore_conflicts=True,
     )
-    return StoreResult(
-        UPDATE if supersede else ADD,
-        memory,
-        superseded=supersede,
-        redactions=prepared.redactions,
-        quarantine_reasons=prepared.quarantine_reasons,
-    )
+    for memory, ambiguities, unknown in unresolved.values():
+        entity_service.record_unresolved(memory, ambiguities, unknown)
+    MemoryEvent.objects.bulk_create(events)
+    return results
 
 
 def memory_store(
@@ -326,16 +478,16 @@ def memory_store(
 ) -> StoreResult:
     """Store one memory. Raises InvalidInput, ContentTooLarge or AmbiguousEntity; stores nothing then."""
     prepared = prepare(**fields)
-    vector = embeddings.encode_one(prepared.content)
+    vectors = embeddings.encode([prepared.content])
     with transaction.atomic():
-        return _store_one(prepared, vector, author=author, session=session, dedupe=dedupe)
+        return _store_many([prepared], vectors, author=author, session=session, dedupe=dedupe)[0]
 
 
 def memory_store_batch(
     items: list[dict], *, author=None, session: Session | None = None, dedupe: bool = True
 ) -> list[StoreResult]:
-    """Store many memories with one embedding call. All or nothing: an invalid or ambiguous item
-    stores none of them (InvalidInput names it as ``items[i].field``)."""
+    """Store many memories with one embedding call and a few queries. All or nothing: an invalid
+    or ambiguous item stores none of them (InvalidInput names it as ``items[i].field``)."""
     if len(items) > setting("MAX_BATCH"):
         raise InvalidInput({"items": [f"At most {setting('MAX_BATCH')} memories per batch."]})
     prepared, errors = [], {}
@@ -346,9 +498,8 @@ def memory_store_batch(
             errors.update({f"items[{index}].{name}": messages for name, messages in exc.fields.items()})
     if errors:
         raise InvalidInput(errors)
+    if not prepared:
+        return []
     vectors = embeddings.encode([p.content for p in prepared])
     with transaction.atomic():
-        return [
-            _store_one(p, vector, author=author, session=session, dedupe=dedupe)
-            for p, vector in zip(prepared, vectors, strict=True)
-        ]
+        return _store_many(prepared, vectors, author=author, session=session, dedupe=dedupe)
