@@ -63,6 +63,10 @@ AMBIGUOUS = OpenApiResponse(
         )
     ],
 )
+PAGE_PARAMETERS = [
+    OpenApiParameter("cursor", str, description="From a previous page's next or previous link."),
+    OpenApiParameter("page_size", int, description="Results per page; capped at the server's maximum."),
+]
 NOT_FOUND = OpenApiResponse(s.ErrorSerializer, description="No such memory (or not visible to you).")
 
 
@@ -165,8 +169,7 @@ class ObservationListView(APIView):
         tags=["memories"],
         parameters=[
             s.ObservationFilterSerializer,
-            OpenApiParameter("cursor", str),
-            OpenApiParameter("page_size", int),
+            *PAGE_PARAMETERS,
         ],
         responses={200: s.PaginatedMemoryList, **errors(400, 401, 403, 429)},
         summary="List memories",
@@ -566,8 +569,7 @@ class EntityListView(APIView):
         tags=["entities"],
         parameters=[
             s.EntityFilterSerializer,
-            OpenApiParameter("cursor", str),
-            OpenApiParameter("page_size", int),
+            *PAGE_PARAMETERS,
         ],
         responses={200: s.PaginatedEntityList, **errors(400, 401, 403, 429)},
         summary="List entities with their mention counts",
@@ -641,7 +643,7 @@ class ReflectionListView(APIView):
 
     @extend_schema(
         tags=["memories"],
-        parameters=[OpenApiParameter("cursor", str), OpenApiParameter("page_size", int)],
+        parameters=PAGE_PARAMETERS,
         responses={200: s.PaginatedReflectionList, **errors(400, 401, 403, 429)},
         summary="List reflections with their source observations",
         operation_id="reflections_list",
