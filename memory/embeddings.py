@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 _model = None
+_model_location: str | None = None
 _lock = threading.Lock()
 
 
@@ -36,7 +37,7 @@ def model_location() -> str:
 
 
 def get_model():
-    global _model
+    global _model, _model_location
     if _model is None:
         with _lock:
             if _model is None:
@@ -56,7 +57,7 @@ def get_model():
                         f"the model gives {dimensions}-d vectors; the database stores "
                         f"{setting('EMBEDDING_DIMENSIONS')}-d"
                     )
-                _model = model
+                _model, _model_location = model, model_location()
     return _model
 
 
@@ -86,12 +87,12 @@ def encode_one(text: str) -> np.ndarray:
 
 def check() -> str:
     """Health: "ok" when the model is loaded or its files are on disk, else why not."""
-    if is_loaded():
-        return "ok"
     try:
         location = model_location()
     except ImportError as exc:
         return f"error: {exc}"
+    if is_loaded() and location == _model_location:
+        return "ok"
     path = Path(location)
     if path.is_dir():
         return "ok" if (path / "config.json").exists() else f"error: no config.json in {path}"

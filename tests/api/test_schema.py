@@ -9,9 +9,18 @@ def test_the_openapi_schema_validates_without_warnings_and_documents_every_endpo
     call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(path))
     schema = yaml.safe_load(path.read_text())
     expected = {
-        "/api/v1/health", "/api/v1/observations", "/api/v1/observations/batch", "/api/v1/observations/{memory_id}",
-        "/api/v1/search", "/api/v1/context", "/api/v1/feedback", "/api/v1/entities", "/api/v1/entities/resolve",
-        "/api/v1/entities/merge", "/api/v1/reflections", "/api/v1/export",
+        "/api/v1/health",
+        "/api/v1/observations",
+        "/api/v1/observations/batch",
+        "/api/v1/observations/{memory_id}",
+        "/api/v1/search",
+        "/api/v1/context",
+        "/api/v1/feedback",
+        "/api/v1/entities",
+        "/api/v1/entities/resolve",
+        "/api/v1/entities/merge",
+        "/api/v1/reflections",
+        "/api/v1/export",
     }
     assert set(schema["paths"]) == expected
     for path_item in schema["paths"].values():

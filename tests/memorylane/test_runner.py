@@ -80,6 +80,11 @@ def test_the_runner_serves_health_and_the_admin_login_then_stops_everything(tmp_
         assert status == 200 and b"Django administration" in page
         assert (home / "pgdata" / "postmaster.pid").exists()
 
+        while (
+            time.monotonic() < deadline
+            and "Memory Lane is running at" not in (tmp_path / "runner.log").read_text()
+        ):
+            time.sleep(0.2)  # the runner announces itself once its own health check passes
         runner.send_signal(signal.SIGTERM)
         assert runner.wait(timeout=60) == 0
         output = (tmp_path / "runner.log").read_text()
