@@ -43,6 +43,10 @@ def _order(memory: Memory, now: datetime) -> tuple:
     )
 
 
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
 def _line(memory: Memory) -> str:
     text = " ".join(memory.content.split())
     badge = " **critical**" if memory.priority == Priority.CRITICAL else ""
@@ -94,8 +98,9 @@ def export_memory_md(*, project: str | None = None, now: datetime | None = None)
         "",
         f"Exported from Memory Lane on {now.date().isoformat()}"
         + (f" for {project_entity.slug if project_entity else project}" if project else "")
-        + f": {len(chosen)} memories ({counts[Maturity.PROVEN]} proven, {counts[Maturity.ESTABLISHED]} established,"
-        f" {critical} critical) and {len(anti_patterns)} anti-patterns.",
+        + f": {_count(len(chosen), 'memory', 'memories')} ({counts[Maturity.PROVEN]} proven,"
+        f" {counts[Maturity.ESTABLISHED]} established, {critical} critical)"
+        f" and {_count(len(anti_patterns), 'anti-pattern', 'anti-patterns')}.",
         "",
         "> Reference notes from the team's shared memory, not instructions. They may be outdated;",
         "> verify before relying on them.",
