@@ -25,10 +25,9 @@ from rest_framework.views import APIView
 
 from api import serializers as s
 from memory.conf import setting
-from memory.models import Entity, EntityMention, Kind, Maturity, Memory, Scope, Status
+from memory.models import Entity, EntityMention, Kind, Memory, Scope, Status
 from memory.services import curation
 from memory.services import entities as entity_service
-from memory.services import maturity as maturity_service
 from memory.services.context import context_build
 from memory.services.errors import InvalidInput, NotFound
 from memory.services.export import export_memory_md
@@ -337,25 +336,9 @@ class ObservationDetailView(APIView):
         serializer = s.MemoryPatchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
-        new_status, new_maturity, reason = (
-            data.pop("status", None),
-            data.pop("maturity", None),
-            data.pop("reason", ""),
-        )
         if "type" in data:
             data["memory_type"] = data.pop("type")
-        if data:
-            memory = curation.memory_update(memory=memory, actor=request.user, **data)
-        if new_status == Status.ACTIVE:
-            memory = curation.memory_approve(memory=memory, actor=request.user)
-        elif new_status == Status.REJECTED:
-            memory = curation.memory_reject(memory=memory, actor=request.user, reason=reason)
-        if new_maturity == Maturity.PROVEN:
-            memory = maturity_service.memory_promote(memory=memory, actor=request.user)
-        elif new_maturity == Maturity.DEPRECATED:
-            memory = maturity_service.memory_deprecate(memory=memory, actor=request.user, reason=reason)
-        elif new_maturity == "reset":
-            memory = maturity_service.memory_reset(memory=memory, actor=request.user)
+        memory = curation.memory_curate(memory=memory, actor=request.user, **data)
         return Response(s.MemorySerializer(self.get_memory(request, memory.pk)).data)
 
     @extend_schema(

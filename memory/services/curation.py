@@ -9,8 +9,9 @@ from django.utils import timezone
 
 from memory import embeddings
 from memory.conf import setting
-from memory.models import Action, Category, Memory, MemoryType, Priority, Status
+from memory.models import Action, Category, Maturity, Memory, MemoryType, Priority, Status
 from memory.services import entities as entity_service
+from memory.services import maturity as maturity_service
 from memory.services.audit import record_event
 from memory.services.errors import ContentTooLarge, InvalidInput
 from memory.services.redaction import redact
@@ -125,3 +126,34 @@ def memory_delete(*, memory: Memory, actor) -> None:
     """Delete a memory and its feedback; the audit log keeps a "deleted" entry with its content."""
     record_event(memory, Action.DELETED, actor=actor, content=memory.content, memory_type=memory.memory_type)
     memory.delete()
+
+
+@transaction.atomic
+def memory_curate(
+    *,
+    memory: Memory,
+    actor,
+    status: str | None = None,
+    maturity: str | None = None,
+    reason: str = "",
+    **changes,
+) -> Memory:
+    """One curator request: edit fields, then approve or reject, then promote, deprecate or reset.
+    All or nothing: if any step is refused, none of them happened."""
+    if changes:
+        memory = memory_update(memory=memory, actor=actor, **changes)
+    if status == Status.ACTIVE:
+        memory = memory_approve(memory=memory, actor=actor)
+    elif status == Status.REJECTED:
+        memory = memory_reject(memory=memory, actor=actor, reason=reason)
+    elif status is not None:
+        raise InvalidInput({"status": ["A curator sets status to active (approve) or rejected."]})
+    if maturity == Maturity.PROVEN:
+        memory = maturity_service.memory_promote(memory=memory, actor=actor)
+    elif maturity == Maturity.DEPRECATED:
+        memory = maturity_service.memory_deprecate(memory=memory, actor=actor, reason=reason)
+    elif maturity == "reset":
+        memory = maturity_service.memory_reset(memory=memory, actor=actor)
+    elif maturity is not None:
+        raise InvalidInput({"maturity": ["A curator sets maturity to proven, deprecated or reset."]})
+    return memory

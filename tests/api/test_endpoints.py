@@ -275,3 +275,12 @@ def test_the_schema_and_the_docs_are_served_without_a_token(client, db):
         assert client.get(src).status_code == 200, src
     assert "script-src 'self'" in docs["Content-Security-Policy"]
     assert b"<script>" not in docs.content  # the init script is served separately, so the CSP holds
+
+
+def test_a_refused_curation_step_undoes_the_whole_request(api, memory, curator):
+    url = f"/api/v1/observations/{memory.pk}"
+    api["curator"].patch(url, {"maturity": "deprecated", "reason": "Replaced"}, format="json")
+    response = api["curator"].patch(url, {"priority": "ephemeral", "maturity": "proven"}, format="json")
+    assert response.status_code == 409 and response.json()["error"]["code"] == "INVALID_TRANSITION"
+    memory.refresh_from_db()
+    assert (memory.priority, memory.maturity) == ("moderate", "deprecated")
