@@ -6,6 +6,7 @@ from django.conf import settings
 from rest_framework import serializers
 
 from memory.models import (
+    Agent,
     Category,
     Entity,
     EntityType,
@@ -14,6 +15,8 @@ from memory.models import (
     Memory,
     MemoryType,
     Priority,
+    Role,
+    Session,
     Signal,
     Status,
 )
@@ -301,3 +304,80 @@ PaginatedReflectionList = paginated(ReflectionSerializer, "PaginatedReflectionLi
 
 class ExportInSerializer(serializers.Serializer):
     project = _text(200, required=False)
+
+
+class SessionInSerializer(serializers.Serializer):
+    session_id = _text(
+        200, help_text="The agent's own session id (idempotent: the same id gives the same session)."
+    )
+    agent = serializers.ChoiceField(choices=Agent.choices, required=False, default=Agent.OTHER)
+    project = _text(200, required=False, help_text="A project slug or name.")
+    metadata = serializers.DictField(required=False)
+
+
+class MessageInSerializer(serializers.Serializer):
+    seq = serializers.IntegerField(min_value=0, max_value=2**31 - 1, help_text="Position in the transcript.")
+    role = serializers.ChoiceField(choices=Role.choices)
+    content = serializers.CharField(
+        allow_blank=True, trim_whitespace=False, max_length=ML["MAX_MESSAGE_CHARS"]
+    )
+    created_at = serializers.DateTimeField(required=False)
+
+
+class MessagesInSerializer(serializers.Serializer):
+    messages = MessageInSerializer(many=True, max_length=ML["MAX_MESSAGES_PER_REQUEST"])
+
+
+class MessagesOutSerializer(serializers.Serializer):
+    stored = serializers.IntegerField()
+    already_stored = serializers.IntegerField(help_text="Messages whose seq was stored before: unchanged.")
+
+
+class SessionEndInSerializer(serializers.Serializer):
+    success = serializers.BooleanField(required=False, allow_null=True, default=None)
+    duration_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True, default=None)
+    error_count = serializers.IntegerField(min_value=0, required=False, default=0)
+    retry_count = serializers.IntegerField(min_value=0, required=False, default=0)
+    files_touched = serializers.ListField(child=_text(1000), required=False, max_length=500, default=list)
+    summary = _text(8000, required=False, allow_blank=True, default="")
+    evaluation = _text(8000, required=False, allow_blank=True, default="")
+    strategy = _text(8000, required=False, allow_blank=True, default="")
+
+
+class SessionSerializer(serializers.ModelSerializer):
+    session_id = serializers.CharField(source="external_id")
+    project = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+    messages = serializers.IntegerField(source="message_count", read_only=True, default=0)
+    recalled = serializers.IntegerField(source="recall_count", read_only=True, default=0)
+    implicit_label = serializers.CharField(
+        read_only=True, help_text="helpful, neutral or harmful; empty until the session ends."
+    )
+    memories = serializers.SerializerMethodField(help_text="Ids of the memories stored from this session.")
+
+    class Meta:
+        model = Session
+        fields = [
+            "id",
+            "session_id",
+            "agent",
+            "project",
+            "started_at",
+            "ended_at",
+            "duration_ms",
+            "error_count",
+            "retry_count",
+            "success",
+            "files_touched",
+            "implicit_score",
+            "implicit_label",
+            "extraction_status",
+            "extraction_error",
+            "messages",
+            "recalled",
+            "memories",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+    def get_memories(self, session: Session) -> list[str]:
+        return [str(pk) for pk in session.memories.values_list("pk", flat=True)]

@@ -17,6 +17,14 @@ urlpatterns = [
     path("v1/entities/merge", views.EntityMergeView.as_view(), name="api-entities-merge"),
     path("v1/reflections", views.ReflectionListView.as_view(), name="api-reflections"),
     path("v1/export", views.ExportView.as_view(), name="api-export"),
+    path("v1/sessions", views.SessionCreateView.as_view(), name="api-sessions"),
+    path("v1/sessions/<str:session_id>", views.SessionDetailView.as_view(), name="api-session"),
+    path(
+        "v1/sessions/<str:session_id>/messages",
+        views.SessionMessagesView.as_view(),
+        name="api-session-messages",
+    ),
+    path("v1/sessions/<str:session_id>/end", views.SessionEndView.as_view(), name="api-session-end"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     re_path(r"^[\s\S]*$", not_found),  # anything else under /api/, newlines included

@@ -25,7 +25,7 @@ from rest_framework.views import APIView
 
 from api import serializers as s
 from memory.conf import setting
-from memory.models import Entity, EntityMention, Kind, Memory, Scope, Status
+from memory.models import Entity, EntityMention, Kind, Memory, Scope, Session, Status
 from memory.services import curation
 from memory.services import entities as entity_service
 from memory.services.context import context_build
@@ -34,7 +34,7 @@ from memory.services.export import export_memory_md
 from memory.services.feedback import feedback_record
 from memory.services.health import health_report
 from memory.services.search import memory_search
-from memory.services.sessions import session_resolve
+from memory.services.sessions import messages_append, session_end, session_resolve, session_start
 from memory.services.store import memory_store, memory_store_batch
 
 R, W, C = Scope.READ, Scope.WRITE, Scope.CURATE
@@ -656,3 +656,107 @@ class ExportView(MarkdownResponseMixin, APIView):
         serializer.is_valid(raise_exception=True)
         result = export_memory_md(project=serializer.validated_data.get("project"))
         return self.markdown_response(result.markdown, filename=result.filename)
+
+
+# --- sessions ----------------------------------------------------------------------------------
+
+
+def session_detail(session_pk) -> dict:
+    session = (
+        Session.objects.annotate(
+            message_count=Count("messages", distinct=True), recall_count=Count("recalls", distinct=True)
+        )
+        .select_related("project")
+        .get(pk=session_pk)
+    )
+    return s.SessionSerializer(session).data
+
+
+class SessionCreateView(APIView):
+    required_scopes = {"POST": W}
+
+    @extend_schema(
+        tags=["sessions"],
+        request=s.SessionInSerializer,
+        responses={201: s.SessionSerializer, 200: s.SessionSerializer, **errors(400, 401, 403, 413, 429)},
+        summary="Register an agent session",
+        operation_id="sessions_create",
+        examples=[
+            OpenApiExample(
+                "Claude Code",
+                request_only=True,
+                value={"session_id": "8f0c1e2a-claude", "agent": "claude-code", "project": "billing-api"},
+            )
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        serializer = s.SessionInSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        existed = Session.objects.filter(user=request.user, external_id=data["session_id"].strip()).exists()
+        session = session_start(
+            user=request.user,
+            external_id=data["session_id"],
+            agent=data["agent"],
+            project=data.get("project"),
+            metadata=data.get("metadata"),
+        )
+        return Response(
+            session_detail(session.pk), status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED
+        )
+
+
+class SessionOwnedMixin:
+    def get_session(self, request: Request, session_id: str) -> Session:
+        return session_resolve(user=request.user, reference=session_id, create=False)
+
+
+class SessionDetailView(SessionOwnedMixin, APIView):
+    required_scopes = {"GET": R}
+
+    @extend_schema(
+        tags=["sessions"],
+        responses={200: s.SessionSerializer, 404: NOT_FOUND, **errors(400, 401, 403, 429)},
+        summary="A session's outcome, extraction status and extracted memories",
+        operation_id="sessions_retrieve",
+    )
+    def get(self, request: Request, session_id: str) -> Response:
+        return Response(session_detail(self.get_session(request, session_id).pk))
+
+
+class SessionMessagesView(SessionOwnedMixin, APIView):
+    required_scopes = {"POST": W}
+
+    @extend_schema(
+        tags=["sessions"],
+        request=s.MessagesInSerializer,
+        responses={200: s.MessagesOutSerializer, 404: NOT_FOUND, **errors(400, 401, 403, 413, 429)},
+        summary="Append transcript messages (idempotent by seq)",
+        operation_id="sessions_messages_create",
+    )
+    def post(self, request: Request, session_id: str) -> Response:
+        session = self.get_session(request, session_id)
+        serializer = s.MessagesInSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        result = messages_append(session=session, messages=serializer.validated_data["messages"])
+        return Response({"stored": result.stored, "already_stored": result.already_stored})
+
+
+class SessionEndView(SessionOwnedMixin, APIView):
+    required_scopes = {"POST": W}
+
+    @extend_schema(
+        tags=["sessions"],
+        request=s.SessionEndInSerializer,
+        responses={202: s.SessionSerializer, 404: NOT_FOUND, **errors(400, 401, 403, 413, 429)},
+        summary="End a session with its outcome",
+        operation_id="sessions_end",
+        description="Scores the outcome (implicit_score, implicit_label) and gives every memory the "
+        "session was shown an implicit helpful or harmful event. Ending twice changes nothing.",
+    )
+    def post(self, request: Request, session_id: str) -> Response:
+        session = self.get_session(request, session_id)
+        serializer = s.SessionEndInSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        session, _ = session_end(session=session, **serializer.validated_data)
+        return Response(session_detail(session.pk), status=status.HTTP_202_ACCEPTED)

@@ -423,6 +423,10 @@ MEMORY_LANE: dict = {
     "MATURITY_MULTIPLIERS": {"candidate": 0.5, "established": 1.0, "proven": 1.5, "deprecated": 0.0},
     "INVERSION_HARMFUL_RATIO": 0.60,
     "PRESCRIPTIVE_TYPES": ["decision", "commitment", "pattern_seed", "workflow_note"],
+    # sessions
+    "MAX_MESSAGES_PER_REQUEST": 500,
+    "MAX_MESSAGE_CHARS": 50_000,
+    "MAX_SESSION_MESSAGES": 5000,
     # §4.6 implicit feedback
     "OUTCOME_DURATION_MINUTES": [5, 30],
     "OUTCOME_DURATION_SCORES": [1.0, 0.6, 0.2],

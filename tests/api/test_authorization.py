@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth import get_user_model
 
-from memory.models import Entity
+from memory.models import Entity, Session
 
 pytestmark = pytest.mark.usefixtures("embedder")
 
@@ -32,6 +33,16 @@ ENDPOINTS = [
     ),
     ("get", "/api/v1/reflections", None, READ, 200),
     ("get", "/api/v1/export", None, READ, 200),
+    ("post", "/api/v1/sessions", {"session_id": "s-new", "agent": "claude-code"}, WRITE, 201),
+    ("get", "/api/v1/sessions/s-known", None, READ, 200),
+    (
+        "post",
+        "/api/v1/sessions/s-known/messages",
+        {"messages": [{"seq": 1, "role": "user", "content": "hi"}]},
+        WRITE,
+        200,
+    ),
+    ("post", "/api/v1/sessions/s-known/end", {"success": True}, WRITE, 202),
 ]
 ROLES = {
     "anonymous": set(),
@@ -58,6 +69,8 @@ def fill(value, memory_id: str):
 )
 def test_the_authorization_matrix(api, memory, role, method, path, body, scope, success):
     Entity.objects.create(slug="project:old-billing", type="project", name="Old Billing")
+    for username in ("reader", "member", "curator"):  # each caller's own session
+        Session.objects.create(user=get_user_model().objects.get(username=username), external_id="s-known")
     client = api[role]
     request = getattr(client, method)
     response = (

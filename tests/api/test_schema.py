@@ -21,6 +21,10 @@ def test_the_openapi_schema_validates_without_warnings_and_documents_every_endpo
         "/api/v1/entities/merge",
         "/api/v1/reflections",
         "/api/v1/export",
+        "/api/v1/sessions",
+        "/api/v1/sessions/{session_id}",
+        "/api/v1/sessions/{session_id}/messages",
+        "/api/v1/sessions/{session_id}/end",
     }
     assert set(schema["paths"]) == expected
     for path_item in schema["paths"].values():
