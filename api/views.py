@@ -24,6 +24,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api import serializers as s
+from api.permissions import scopes_of
 from memory.conf import setting
 from memory.models import Entity, EntityMention, Kind, Memory, Scope, Session, Status
 from memory.services import curation
@@ -84,8 +85,6 @@ def memories_with_entities(queryset):
 
 
 def is_curator(request: Request) -> bool:
-    from api.permissions import scopes_of
-
     return C in scopes_of(request)
 
 
@@ -693,8 +692,7 @@ class SessionCreateView(APIView):
         serializer = s.SessionInSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        existed = Session.objects.filter(user=request.user, external_id=data["session_id"].strip()).exists()
-        session = session_start(
+        session, created = session_start(
             user=request.user,
             external_id=data["session_id"],
             agent=data["agent"],
@@ -702,7 +700,7 @@ class SessionCreateView(APIView):
             metadata=data.get("metadata"),
         )
         return Response(
-            session_detail(session.pk), status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED
+            session_detail(session.pk), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
         )
 
 

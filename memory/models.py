@@ -103,6 +103,15 @@ class MemoryQuerySet(models.QuerySet):
         """What agents may be shown: active, current and not deprecated."""
         return self.active().current(at).exclude(maturity=Maturity.DEPRECATED)
 
+    def for_project(self, entity) -> MemoryQuerySet:
+        """A project's memories plus the team-wide ones (those about no project at all); with
+        ``entity`` None, the team-wide ones only."""
+        about_a_project = Memory.objects.filter(mentions__entity__type=EntityType.PROJECT).values("pk")
+        scope = ~Q(pk__in=about_a_project)
+        if entity is not None:
+            scope |= Q(mentions__entity=entity)
+        return self.filter(scope).distinct()
+
     def mentioning(self, entity_ids) -> MemoryQuerySet:
         return self.filter(mentions__entity_id__in=list(entity_ids)).distinct()
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Q
 from django.utils import timezone
 
 from memory.conf import setting
-from memory.models import Entity, EntityType, Memory, Priority, Session
+from memory.models import Entity, Memory, Priority, Session
 from memory.services import entities as entity_service
 from memory.services.decay import decay_factor
 from memory.services.errors import InvalidInput
@@ -97,8 +96,7 @@ def context_build(
     servable = Memory.objects.servable(now).exclude(pk__in=shown)
     if project_entity is not None:
         # The project's own memories, plus team-wide ones that belong to no project.
-        projects = Memory.objects.filter(mentions__entity__type=EntityType.PROJECT).values("pk")
-        servable = servable.filter(Q(mentions__entity=project_entity) | ~Q(pk__in=projects)).distinct()
+        servable = servable.for_project(project_entity)
 
     candidates: list[tuple[str, Memory]] = []
     candidates += [

@@ -11,11 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Q
 from django.utils import timezone
 
 from memory.conf import setting
-from memory.models import Category, Entity, EntityType, Maturity, Memory, Priority
+from memory.models import Category, Entity, Maturity, Memory, Priority
 from memory.services import entities as entity_service
 from memory.services.context import standing
 from memory.services.taxonomy import priority_rank
@@ -60,11 +59,7 @@ def export_memory_md(*, project: str | None = None, now: datetime | None = None)
 
     servable = Memory.objects.servable(now)
     if project:
-        projects = Memory.objects.filter(mentions__entity__type=EntityType.PROJECT).values("pk")
-        scope = ~Q(pk__in=projects)
-        if project_entity is not None:
-            scope |= Q(mentions__entity=project_entity)
-        servable = servable.filter(scope).distinct()
+        servable = servable.for_project(project_entity)
 
     threshold = setting("EXPORT_MIN_SCORE")
     eligible = [

@@ -31,6 +31,10 @@ MAX_OUTCOME_TEXT = 8000
 def session_resolve(*, user, reference: str, create: bool = True, agent: str | None = None) -> Session:
     """A session of ``user`` by our id or by the agent's own session id; an unknown agent session id
     starts a session (agents often ask for context before they register the session)."""
+    return _find_or_start(user=user, reference=reference, create=create, agent=agent)[0]
+
+
+def _find_or_start(*, user, reference: str, create: bool, agent: str | None) -> tuple[Session, bool]:
     if (
         not isinstance(reference, str)
         or not reference.strip()
@@ -40,19 +44,19 @@ def session_resolve(*, user, reference: str, create: bool = True, agent: str | N
         raise InvalidInput({"session_id": [f"A session id is 1 to {MAX_EXTERNAL_ID} characters."]})
     reference = reference.strip()
     try:
-        return Session.objects.get(pk=uuid.UUID(reference), user=user)
+        return Session.objects.get(pk=uuid.UUID(reference), user=user), False
     except (ValueError, Session.DoesNotExist):
         pass
     session = Session.objects.filter(user=user, external_id=reference).first()
     if session is not None:
-        return session
+        return session, False
     if not create:
         raise NotFound(f"No session {reference!r}.")
     try:
         with transaction.atomic():
-            return Session.objects.create(user=user, external_id=reference, agent=agent or Agent.OTHER)
+            return Session.objects.create(user=user, external_id=reference, agent=agent or Agent.OTHER), True
     except IntegrityError:  # started concurrently by another request of the same agent
-        return Session.objects.get(user=user, external_id=reference)
+        return Session.objects.get(user=user, external_id=reference), False
 
 
 def _storable_text(value) -> bool:
@@ -78,8 +82,9 @@ def session_start(
     agent: str = Agent.OTHER,
     project: str | None = None,
     metadata: dict | None = None,
-) -> Session:
-    """Register an agent session. Idempotent: the same agent session id gives the same session."""
+) -> tuple[Session, bool]:
+    """Register an agent session; returns it and whether this call created it. Idempotent: the
+    same agent session id gives the same session."""
     errors: dict[str, list[str]] = {}
     if agent not in Agent.values:
         errors["agent"] = [f"'{agent}' is not one of: {', '.join(Agent.values)}."]
@@ -98,7 +103,7 @@ def session_start(
             errors["project"] = ["A project is a slug (project:name) or a name."]
     if errors:
         raise InvalidInput(errors)
-    session = session_resolve(user=user, reference=external_id, agent=agent)
+    session, created = _find_or_start(user=user, reference=external_id, create=True, agent=agent)
     changed = []
     if slug and session.project_id is None:
         session.project = entity_service.entity_get_or_create(slug)
@@ -111,7 +116,7 @@ def session_start(
         changed.append("agent")
     if changed:
         session.save(update_fields=[*changed, "updated_at"])
-    return session
+    return session, created
 
 
 @dataclass(frozen=True)
