@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: run test install lint format bench clean-data
+.PHONY: run test install chromium lint format bench clean-data
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,7 +25,11 @@ run: $(STAMP)
 # `make run` beside them never takes their tasks.
 TEST_HOME ?= $(CURDIR)/.memorylane/test
 
-test: $(STAMP)
+# The dashboard's browser tests drive Debian's Chromium (never `playwright install`).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
+
+test: $(STAMP) chromium
 	MEMORYLANE_HOME=$(TEST_HOME) $(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)

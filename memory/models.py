@@ -584,3 +584,56 @@ class ApiToken(models.Model):
 
     def has_scope(self, scope: str) -> bool:
         return scope in self.scopes
+
+
+class TaskName(models.TextChoices):
+    EXTRACT = "extract"
+    REFLECT = "reflect"
+    DECAY = "decay"
+
+
+class TaskRunStatus(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class TaskRunQuerySet(models.QuerySet):
+    def latest_per_task(self) -> dict[str, TaskRun]:
+        return {run.task: run for run in self.order_by("task", "-queued_at").distinct("task")}
+
+
+class TaskRun(models.Model):
+    """One run of a background job: what the dashboard shows as progress and health reports on."""
+
+    task = models.CharField(max_length=16, choices=TaskName.choices)
+    status = models.CharField(max_length=16, choices=TaskRunStatus.choices, default=TaskRunStatus.QUEUED)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    summary = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    triggered_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    queued_at = models.DateTimeField(default=timezone.now, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = TaskRunQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-queued_at"]
+        constraints = [
+            _choices_check("task", TaskName, "taskrun"),
+            _choices_check("status", TaskRunStatus, "taskrun"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task} {self.status} ({self.queued_at:%Y-%m-%d %H:%M})"
+
+    @property
+    def percent(self) -> int:
+        if not self.progress_total:
+            return 100 if self.status == TaskRunStatus.DONE else 0
+        return min(100, round(100 * self.progress_done / self.progress_total))

@@ -1,0 +1,1 @@
+"""The ``memlane`` command-line client. Standard library only, so it starts fast."""
