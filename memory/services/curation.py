@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
+from django.db.models import Case, IntegerField, Q, Value, When
 from django.utils import timezone
 
 from memory import embeddings
@@ -157,3 +158,84 @@ def memory_curate(
     elif maturity is not None:
         raise InvalidInput({"maturity": ["A curator sets maturity to proven, deprecated or reset."]})
     return memory
+
+
+def merge_candidates(*, memory: Memory, limit: int = 5) -> list[tuple[Memory, float]]:
+    """The live memories most similar to ``memory`` (same kind), with their cosine similarity: the
+    targets a curator is offered when merging it into another."""
+    live = Memory.objects.active().current().filter(kind=memory.kind).exclude(pk=memory.pk)
+    if memory.embedding is None:
+        return [(candidate, 0.0) for candidate in live.order_by("-created_at")[:limit]]
+    nearest = live.defer("search_vector").nearest(memory.embedding, limit, exact=True)
+    return [(candidate, round(1.0 - candidate.distance, 4)) for candidate in nearest]
+
+
+@transaction.atomic
+def memory_merge(*, source: Memory, target: Memory, actor) -> Memory:
+    """Fold ``source`` into ``target``: the target gains the source's tags and entities and counts it
+    as a reinforcement; the source is archived, superseded by the target (so its history and the
+    supersession chain lead to the survivor). Feedback stays with the memory it was given to, so
+    aggregates remain recomputable from events. Raises InvalidInput."""
+    if source.pk == target.pk:
+        raise InvalidInput({"target": ["A memory cannot be merged into itself."]})
+    locked = {m.pk: m for m in Memory.objects.select_for_update().filter(pk__in=[source.pk, target.pk])}
+    source, target = locked[source.pk], locked[target.pk]
+    if target.status != Status.ACTIVE or target.superseded_by_id is not None:
+        raise InvalidInput({"target": ["Merge into an active memory that has not been superseded."]})
+    if source.superseded_by_id is not None:
+        raise InvalidInput({"source": ["This memory was already superseded or merged."]})
+    now = timezone.now()
+    tags = list(dict.fromkeys([*target.tags, *source.tags]))[: setting("MAX_TAGS")]
+    target_diff: dict = {"merged_from": str(source.pk)}
+    if tags != target.tags:
+        target_diff["tags"] = [target.tags, tags]
+    target.tags = tags
+    target.reinforcement_count += 1 + source.reinforcement_count
+    target.save(update_fields=["tags", "reinforcement_count", "updated_at"])
+    entity_service.link_entities(
+        target, [m.entity for m in source.mentions.filter(resolved=True).select_related("entity")]
+    )
+    before = source.status
+    source.status = Status.ARCHIVED
+    source.status_reason = f"Merged into {target.pk}"
+    source.superseded_by = target
+    source.valid_until = max(now, source.valid_from)
+    source.reviewed_by = actor
+    source.reviewed_at = now
+    source.save(
+        update_fields=[
+            "status",
+            "status_reason",
+            "superseded_by",
+            "valid_until",
+            "reviewed_by",
+            "reviewed_at",
+            "updated_at",
+        ]
+    )
+    record_event(
+        source, Action.MERGED, actor=actor, merged_into=str(target.pk), status=[before, source.status]
+    )
+    record_event(target, Action.MERGED, actor=actor, **target_diff)
+    return target
+
+
+def review_queue():
+    """What awaits a curator (DESIGN.md §6): quarantined and pending memories, and active candidates
+    nobody has reviewed yet — quarantined first, then pending, then the rest, newest first."""
+    return (
+        Memory.objects.current()
+        .filter(
+            Q(status__in=[Status.QUARANTINED, Status.PENDING_REVIEW])
+            | Q(status=Status.ACTIVE, maturity=Maturity.CANDIDATE, reviewed_by__isnull=True)
+        )
+        .annotate(
+            queue_rank=Case(
+                When(status=Status.QUARANTINED, then=Value(0)),
+                When(status=Status.PENDING_REVIEW, then=Value(1)),
+                default=Value(2),
+                output_field=IntegerField(),
+            )
+        )
+        .order_by("queue_rank", "-created_at", "-id")
+    )

@@ -307,3 +307,21 @@ def entity_set_aliases(*, entity: Entity, aliases: list[str]) -> Entity:
     entity.aliases = cleaned
     entity.save(update_fields=["aliases"])
     return entity
+
+
+@transaction.atomic
+def mention_resolve_slug(*, mention: EntityMention, slug: str) -> EntityMention:
+    """A curator names the entity of an unresolved mention by slug; a new slug creates the entity."""
+    normalized = normalize_slug(slug or "")
+    if normalized is None:
+        raise InvalidInput(
+            {"slug": [f"Give a slug such as person:mark-robinson (types: {', '.join(EntityType.values)})."]}
+        )
+    return mention_resolve(mention=mention, entity=entity_get_or_create(normalized))
+
+
+def mention_dismiss(*, mention: EntityMention) -> None:
+    """A curator decides an unresolved mention names no entity worth keeping: it leaves the queue."""
+    if mention.resolved:
+        raise InvalidInput({"mention": ["This mention is already resolved."]})
+    mention.delete()

@@ -1,0 +1,181 @@
+"""Dashboard forms: they parse and validate what a person typed; the services hold the rules."""
+
+from __future__ import annotations
+
+from django import forms
+
+from memory.models import (
+    Agent,
+    Category,
+    EntityType,
+    ExtractionStatus,
+    Maturity,
+    MemoryType,
+    Priority,
+    Scope,
+    Signal,
+    Status,
+)
+
+
+def _any(choices, label: str = "Any") -> list[tuple[str, str]]:
+    return [("", label), *[(value, text.replace("_", " ")) for value, text in choices]]
+
+
+def split_list(text: str) -> list[str]:
+    """ "a, b,,c" → ["a", "b", "c"] (commas or new lines)."""
+    return [part.strip() for part in text.replace("\n", ",").split(",") if part.strip()]
+
+
+class MemoryFilterForm(forms.Form):
+    q = forms.CharField(label="Search", required=False, max_length=2000)
+    type = forms.ChoiceField(label="Type", required=False, choices=_any(MemoryType.choices))
+    category = forms.ChoiceField(label="Category", required=False, choices=_any(Category.choices))
+    priority = forms.ChoiceField(label="Priority", required=False, choices=_any(Priority.choices))
+    maturity = forms.ChoiceField(label="Maturity", required=False, choices=_any(Maturity.choices))
+    status = forms.ChoiceField(label="Status", required=False, choices=_any(Status.choices))
+    entity = forms.CharField(label="Entity", required=False, max_length=200)
+
+    def __init__(self, *args, curator: bool = False, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if not curator:  # members see active memories only
+            del self.fields["status"]
+
+
+class MemoryEditForm(forms.Form):
+    content = forms.CharField(label="Content", widget=forms.Textarea(attrs={"rows": 5}), max_length=8000)
+    memory_type = forms.ChoiceField(label="Type", choices=MemoryType.choices)
+    category = forms.ChoiceField(label="Category", choices=Category.choices)
+    priority = forms.ChoiceField(label="Priority", choices=Priority.choices)
+    tags = forms.CharField(label="Tags", required=False, help_text="Comma-separated.")
+    entities = forms.CharField(
+        label="Entities", required=False, help_text="Comma-separated slugs, e.g. project:billing-api."
+    )
+
+    def __init__(self, *args, memory, **kwargs) -> None:
+        # Ids unique per memory: several items may be in edit mode on one page.
+        kwargs.setdefault("auto_id", f"edit-{memory.pk.hex[:12]}-%s")
+        super().__init__(*args, **kwargs)
+        self.fields["content"].widget.attrs["autofocus"] = True
+
+    @classmethod
+    def for_memory(cls, memory) -> MemoryEditForm:
+        return cls(
+            memory=memory,
+            initial={
+                "content": memory.content,
+                "memory_type": memory.memory_type,
+                "category": memory.category,
+                "priority": memory.priority,
+                "tags": ", ".join(memory.tags),
+                "entities": ", ".join(m.entity.slug for m in memory.resolved_mentions),
+            },
+        )
+
+    def changes(self) -> dict:
+        data = self.cleaned_data
+        return {
+            "content": data["content"],
+            "memory_type": data["memory_type"],
+            "category": data["category"],
+            "priority": data["priority"],
+            "tags": split_list(data["tags"]),
+            "entities": split_list(data["entities"]),
+        }
+
+
+class RejectForm(forms.Form):
+    reason = forms.CharField(label="Reason", required=False, max_length=1000)
+
+
+class DeprecateForm(forms.Form):
+    reason = forms.CharField(label="Reason", max_length=1000, error_messages={"required": "Say why."})
+
+
+class MergeForm(forms.Form):
+    target = forms.UUIDField(
+        label="Merge into", required=False, error_messages={"invalid": "That is not a memory id."}
+    )
+    target_id = forms.UUIDField(
+        label="Or paste a memory id", required=False, error_messages={"invalid": "That is not a memory id."}
+    )
+
+    def clean(self) -> dict:
+        data = super().clean()
+        chosen = data.get("target_id") or data.get("target")
+        if not chosen and not self.errors:
+            raise forms.ValidationError("Pick the memory to merge into.")
+        data["chosen"] = chosen
+        return data
+
+
+class FeedbackForm(forms.Form):
+    signal = forms.ChoiceField(label="Signal", choices=Signal.choices)
+    note = forms.CharField(label="Note", required=False, max_length=2000)
+
+
+class MaturityActionForm(forms.Form):
+    action = forms.ChoiceField(
+        choices=[("promote", "Promote"), ("deprecate", "Deprecate"), ("reset", "Reset")]
+    )
+    reason = forms.CharField(required=False, max_length=1000)
+
+
+class MentionResolveForm(forms.Form):
+    slug = forms.CharField(
+        label="Entity", max_length=200, error_messages={"required": "Pick or type the entity's slug."}
+    )
+
+
+class EntityMergeForm(forms.Form):
+    source = forms.CharField(label="Merge this entity", max_length=200)
+    target = forms.CharField(label="into this one", max_length=200)
+
+
+class AliasesForm(forms.Form):
+    aliases = forms.CharField(label="Aliases", required=False, help_text="Comma-separated.")
+
+
+class EntityFilterForm(forms.Form):
+    q = forms.CharField(label="Name or slug", required=False, max_length=200)
+    type = forms.ChoiceField(label="Type", required=False, choices=_any(EntityType.choices))
+
+
+class SessionFilterForm(forms.Form):
+    q = forms.CharField(label="Session id", required=False, max_length=200)
+    agent = forms.ChoiceField(label="Agent", required=False, choices=_any(Agent.choices))
+    extraction = forms.ChoiceField(label="Extraction", required=False, choices=_any(ExtractionStatus.choices))
+
+
+class ExportForm(forms.Form):
+    project = forms.CharField(
+        label="Project",
+        required=False,
+        max_length=200,
+        help_text="Empty: the whole team. A project: its memories plus the team-wide ones.",
+    )
+
+
+class TokenForm(forms.Form):
+    name = forms.CharField(
+        label="Name", required=False, max_length=100, help_text="E.g. “laptop claude-code”."
+    )
+    scopes = forms.MultipleChoiceField(
+        label="Scopes",
+        choices=Scope.choices,
+        widget=forms.CheckboxSelectMultiple,
+        initial=[Scope.READ, Scope.WRITE],
+        error_messages={"required": "Pick at least one scope."},
+    )
+    expires_days = forms.IntegerField(
+        label="Expires after (days)",
+        required=False,
+        min_value=1,
+        max_value=3650,
+        help_text="Empty: never.",
+    )
+
+    def __init__(self, *args, curator: bool = False, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if not curator:  # the curate scope is for staff only; the API would refuse it anyway
+            self.fields["scopes"].choices = [(v, t) for v, t in Scope.choices if v != Scope.CURATE]

@@ -1,0 +1,93 @@
+"""Formatting helpers for the dashboard templates (no queries here)."""
+
+from __future__ import annotations
+
+from django import template
+
+register = template.Library()
+
+FACTORS = [
+    ("type_weight", "Type weight"),
+    ("intent_boost", "Intent boost"),
+    ("feedback_score", "Feedback score"),
+    ("decay", "Decay"),
+    ("maturity_multiplier", "Maturity"),
+]
+
+
+@register.filter
+def label(value) -> str:
+    """ "pending_review" → "pending review"."""
+    return str(value or "").replace("_", " ")
+
+
+@register.filter
+def short(value) -> str:
+    return str(value)[:8]
+
+
+@register.filter
+def number(value, digits: int = 2) -> str:
+    if value is None:
+        return "—"
+    return f"{float(value):.{int(digits)}f}"
+
+
+@register.simple_tag
+def page_url(query, page_number) -> str:
+    """``?<the current filters>&page=N``."""
+    query = query.copy()
+    query["page"] = page_number
+    return "?" + query.urlencode()
+
+
+@register.filter
+def explain_rows(explain: dict) -> list[dict]:
+    """The factors of a search score, each with its value and what it contributed to the product."""
+    applied = explain.get("applied", {})
+    rows = [
+        {"name": name, "value": explain[key], "applied": applied.get(key)}
+        for key, name in FACTORS
+        if key in explain
+    ]
+    return rows
+
+
+@register.filter
+def signal_class(signal: str) -> str:
+    return {"helpful": "good", "harmful": "bad", "irrelevant": "muted"}.get(signal, "")
+
+
+@register.filter
+def diff_items(diff: dict) -> list[tuple[str, str]]:
+    """An audit diff as readable "field: before → after" pairs."""
+    items = []
+    for key, value in (diff or {}).items():
+        if isinstance(value, list) and len(value) == 2:
+            before, after = value
+            items.append((label(key), f"{_text(before)} → {_text(after)}"))
+        else:
+            items.append((label(key), _text(value)))
+    return items
+
+
+def _text(value) -> str:
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value) or "none"
+    text = str(value)
+    return text if len(text) <= 160 else text[:157] + "…"
+
+
+@register.filter
+def duration(milliseconds) -> str:
+    """180000 → "3 min 0 s"; None → "—"."""
+    if milliseconds is None:
+        return "—"
+    seconds = int(milliseconds) // 1000
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min"

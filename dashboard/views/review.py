@@ -1,0 +1,130 @@
+"""The review queue: approve, reject, edit and merge, each swapping the item in place."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.shortcuts import get_object_or_404, redirect
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from dashboard.forms import MemoryEditForm, MergeForm, RejectForm
+from dashboard.permissions import curator_required
+from dashboard.views.common import form_error, human_error, paginate, render_page, with_entities
+from memory.models import Memory, Status
+from memory.services import curation
+from memory.services.errors import MemoryLaneError
+
+TEMPLATE = "dashboard/review.html"
+FILTERS = {
+    "quarantined": {"status": Status.QUARANTINED},
+    "pending": {"status": Status.PENDING_REVIEW},
+    "unreviewed": {"status": Status.ACTIVE},
+}
+
+
+def _memory(pk) -> Memory:
+    memory = get_object_or_404(Memory.objects.select_related("author", "session", "reviewed_by"), pk=pk)
+    return with_entities([memory])[0]
+
+
+def _item(request, memory: Memory, *, status: int = 200, **extra):
+    """The queue item for one memory (htmx), or back to the queue (a plain form post)."""
+    if not request.htmx:
+        if extra.get("error"):
+            messages.error(request, extra["error"])
+        elif extra.get("notice"):
+            messages.success(request, extra["notice"])
+        return redirect("dashboard:review")
+    return render_page(request, TEMPLATE, {"memory": memory, **extra}, partial="item", status=status)
+
+
+@require_GET
+@curator_required
+def review_queue(request):
+    shown = request.GET.get("show", "")
+    queue = curation.review_queue()
+    counts = {name: queue.filter(**flt).count() for name, flt in FILTERS.items()}
+    if shown in FILTERS:
+        queue = queue.filter(**FILTERS[shown])
+    page = paginate(request, queue.select_related("author", "session", "reviewed_by"))
+    page.object_list = with_entities(page.object_list)
+    context = {"page": page, "shown": shown, "counts": counts, "total": sum(counts.values())}
+    return render_page(request, TEMPLATE, context)
+
+
+@require_GET
+@curator_required
+def review_item(request, pk):
+    return _item(request, _memory(pk))
+
+
+@require_POST
+@curator_required
+def review_approve(request, pk):
+    memory = _memory(pk)
+    try:
+        memory = curation.memory_approve(memory=memory, actor=request.user)
+    except MemoryLaneError as exc:
+        return _item(request, memory, error=human_error(exc), status=422)
+    return _item(request, _memory(memory.pk), done="approved", notice="Approved: it is active now.")
+
+
+@require_POST
+@curator_required
+def review_reject(request, pk):
+    memory = _memory(pk)
+    form = RejectForm(request.POST)
+    if not form.is_valid():
+        return _item(request, memory, error=form_error(form), status=422)
+    memory = curation.memory_reject(memory=memory, actor=request.user, reason=form.cleaned_data["reason"])
+    return _item(request, _memory(memory.pk), done="rejected", notice="Rejected: it will not be served.")
+
+
+@require_http_methods(["GET", "POST"])
+@curator_required
+def review_edit(request, pk):
+    memory = _memory(pk)
+    if request.method == "GET":
+        return render_page(
+            request, TEMPLATE, {"memory": memory, "form": MemoryEditForm.for_memory(memory)}, partial="edit"
+        )
+    form = MemoryEditForm(request.POST, memory=memory)
+    error = None
+    if form.is_valid():
+        try:
+            memory = curation.memory_update(memory=memory, actor=request.user, **form.changes())
+        except MemoryLaneError as exc:
+            error = human_error(exc)
+        else:
+            return _item(request, _memory(memory.pk), notice="Saved.")
+    if not request.htmx:
+        messages.error(request, error or form_error(form))
+        return redirect("dashboard:review")
+    context = {"memory": memory, "form": form, "error": error}
+    return render_page(request, TEMPLATE, context, partial="edit", status=422)
+
+
+@require_http_methods(["GET", "POST"])
+@curator_required
+def review_merge(request, pk):
+    memory = _memory(pk)
+    context = {"memory": memory, "candidates": curation.merge_candidates(memory=memory)}
+    if request.method == "GET":
+        return render_page(request, TEMPLATE, context, partial="merge")
+    form = MergeForm(request.POST)
+    if form.is_valid():
+        target = Memory.objects.filter(pk=form.cleaned_data["chosen"]).first()
+        if target is None:
+            context["error"] = "No memory has that id."
+        else:
+            try:
+                target = curation.memory_merge(source=memory, target=target, actor=request.user)
+            except MemoryLaneError as exc:
+                context["error"] = human_error(exc)
+            else:
+                return _item(request, _memory(memory.pk), done="merged", target=target, notice="Merged.")
+    else:
+        context["error"] = form_error(form)
+    if not request.htmx:
+        messages.error(request, context["error"])
+        return redirect("dashboard:review")
+    return render_page(request, TEMPLATE, context, partial="merge", status=422)

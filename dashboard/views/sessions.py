@@ -1,0 +1,101 @@
+"""Agent sessions: outcome, extraction status, transcript, extracted memories, re-run."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.db.models import Count, Q
+from django.shortcuts import get_object_or_404, redirect
+from django.views.decorators.http import require_GET, require_POST
+
+from dashboard.forms import SessionFilterForm
+from dashboard.permissions import curator_required, member_required, visible_memories
+from dashboard.views.common import human_error, paginate, render_page, with_entities
+from memory.models import ExtractionStatus, Recall, Session
+from memory.services.errors import MemoryLaneError
+
+TEMPLATE = "dashboard/session_detail.html"
+TRANSCRIPT_PAGE = 100
+
+
+@require_GET
+@member_required
+def session_list(request):
+    form = SessionFilterForm(request.GET)
+    queryset = Session.objects.select_related("user", "project").annotate(
+        message_count=Count("messages", distinct=True), memory_count=Count("memories", distinct=True)
+    )
+    if form.is_valid():
+        if query := form.cleaned_data["q"].strip():
+            queryset = queryset.filter(Q(external_id__icontains=query) | Q(summary__icontains=query))
+        if form.cleaned_data["agent"]:
+            queryset = queryset.filter(agent=form.cleaned_data["agent"])
+        if form.cleaned_data["extraction"]:
+            queryset = queryset.filter(extraction_status=form.cleaned_data["extraction"])
+    query_string = request.GET.copy()
+    query_string.pop("page", None)
+    context = {
+        "form": form,
+        "page": paginate(request, queryset.order_by("-started_at")),
+        "query_string": query_string,
+    }
+    return render_page(request, "dashboard/sessions.html", context, partial="list")
+
+
+def _session(pk) -> Session:
+    return get_object_or_404(Session.objects.select_related("user", "project"), pk=pk)
+
+
+@require_GET
+@member_required
+def session_detail(request, pk):
+    session = _session(pk)
+    transcript = paginate(request, session.messages.order_by("seq"), per_page=TRANSCRIPT_PAGE)
+    context = {
+        "session": session,
+        "transcript": transcript,
+        "extracted": with_entities(
+            visible_memories(request.user).filter(session=session).order_by("created_at")
+        ),
+        "recalls": Recall.objects.filter(session=session, memory__in=visible_memories(request.user))
+        .select_related("memory")
+        .order_by("rank"),
+    }
+    return render_page(request, TEMPLATE, context, partial="transcript")
+
+
+@require_GET
+@member_required
+def session_status(request, pk):
+    """The extraction status box; it polls itself while a re-run is pending or running."""
+    session = _session(pk)
+    polling = request.GET.get("poll") == "1" and session.extraction_status in (
+        ExtractionStatus.PENDING,
+        ExtractionStatus.RUNNING,
+    )
+    return render_page(request, TEMPLATE, {"session": session, "polling": polling}, partial="status")
+
+
+@require_POST
+@curator_required
+def session_rerun(request, pk):
+    from memory.services.extraction import extraction_requeue  # the pipeline's service (issue 5)
+
+    session = _session(pk)
+    error = ""
+    try:
+        session = extraction_requeue(session=session, user=request.user)
+    except MemoryLaneError as exc:
+        error = human_error(exc)
+    if not request.htmx:
+        if error:
+            messages.error(request, error)
+        else:
+            messages.success(request, "Extraction queued again.")
+        return redirect("dashboard:session_detail", pk=session.pk)
+    context = {
+        "session": _session(session.pk),
+        "polling": not error,
+        "error": error,
+        "notice": "" if error else "Queued.",
+    }
+    return render_page(request, TEMPLATE, context, partial="status", status=422 if error else 200)

@@ -1,0 +1,59 @@
+// Memory Lane dashboard: the little behaviour htmx does not cover. Loaded as a file (the CSP
+// allows no inline script); htmx itself comes from django-htmx's {% htmx_script %}.
+(function () {
+  "use strict";
+
+  const toast = () => document.getElementById("toast");
+  let toastTimer = null;
+
+  function showToast(text) {
+    const box = toast();
+    if (!box) return;
+    box.textContent = text;
+    box.hidden = false;
+    clearTimeout(toastTimer);
+    toastTimer = setTimeout(() => { box.hidden = true; }, 6000);
+  }
+
+  const MESSAGES = {
+    400: "The server could not use that input.",
+    403: "You are not allowed to do that (curators only), or your session expired — reload the page.",
+    404: "That no longer exists — it may have been deleted or merged. Reload the page.",
+    405: "That action is not available here.",
+    413: "That is too large to send.",
+    429: "Too many requests; wait a moment and try again.",
+  };
+
+  document.addEventListener("htmx:responseError", (event) => {
+    const status = event.detail.xhr.status;
+    showToast(MESSAGES[status] || `Something went wrong on the server (${status}). Try again, or reload the page.`);
+  });
+  document.addEventListener("htmx:sendError", () => {
+    showToast("Could not reach the server. Check your connection and try again.");
+  });
+
+  // Copy buttons: <button data-copy="#selector">.
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest("[data-copy]");
+    if (!button) return;
+    const field = document.querySelector(button.dataset.copy);
+    if (!field) return;
+    field.select();
+    const done = () => { button.textContent = "Copied"; };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(field.value).then(done, () => document.execCommand("copy") && done());
+    } else if (document.execCommand("copy")) {
+      done();
+    }
+  });
+
+  // Keep the "busy" state of live regions honest for screen readers.
+  document.addEventListener("htmx:beforeRequest", (event) => {
+    const target = event.detail.target;
+    if (target && target.hasAttribute("aria-live")) target.setAttribute("aria-busy", "true");
+  });
+  document.addEventListener("htmx:afterSettle", (event) => {
+    const target = event.detail.target;
+    if (target && target.hasAttribute("aria-busy")) target.setAttribute("aria-busy", "false");
+  });
+})();
