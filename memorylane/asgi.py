@@ -1,4 +1,11 @@
-"""ASGI entry point: ``uvicorn memorylane.asgi:application``."""
+"""ASGI entry point: ``uvicorn memorylane.asgi:application``.
+
+One process serves both surfaces: ``/mcp`` goes to the MCP server (api/mcp_server.py), everything
+else to Django. ASGI lifespan events start and stop the MCP session manager; without them
+(``uvicorn --lifespan off``, as the runner starts it) the first /mcp request starts it.
+"""
+
+from __future__ import annotations
 
 import os
 
@@ -6,4 +13,33 @@ from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memorylane.settings")
 
-application = get_asgi_application()
+django_application = get_asgi_application()
+
+from api.mcp_server import McpApplication, is_mcp_path  # noqa: E402 - needs Django set up first
+
+mcp_application = McpApplication()
+
+
+async def lifespan(scope, receive, send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            try:
+                await mcp_application.start()
+            except Exception as exc:  # noqa: BLE001 - reported to the server, which refuses to start
+                await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                return
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await mcp_application.stop()
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+async def application(scope, receive, send) -> None:
+    if scope["type"] == "lifespan":
+        await lifespan(scope, receive, send)
+    elif scope["type"] == "http" and is_mcp_path(scope["path"]):
+        await mcp_application(scope, receive, send)
+    else:
+        await django_application(scope, receive, send)

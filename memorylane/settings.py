@@ -452,6 +452,10 @@ MEMORY_LANE: dict = {
     "EXPORT_MIN_SCORE": 0.5,
     "EXPORT_CATEGORY_QUOTA": 15,
     "EXPORT_ANTI_PATTERN_QUOTA": 15,
+    # §7 the MCP server at /mcp: stateless JSON responses, so any web process answers any request
+    "MCP_STATELESS": True,
+    "MCP_JSON_RESPONSE": True,
+    "MCP_AGENT_NAME": "mcp",  # agent_name of memories stored through MCP tools
 }
 
 if config_path := os.environ.get("MEMORYLANE_CONFIG"):

@@ -1,1 +1,4 @@
-"""The ``memlane`` command-line client. Standard library only, so it starts fast."""
+"""The ``memlane`` command-line client. Standard library only, so it starts fast; it never imports
+Django: it talks to the server over HTTP."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,170 @@
+"""``memlane install claude-code|opencode``: wire a project to Memory Lane. Idempotent: running it
+again replaces its own entries and never duplicates them; other settings are kept."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+TEAM_MEMORY = ".claude/team-memory.md"
+IMPORT_LINE = f"@{TEAM_MEMORY}"
+IMPORT_BLOCK = (
+    f"\n<!-- Memory Lane: the team's MEMORY.md (memlane export --write {TEAM_MEMORY}) -->\n{IMPORT_LINE}\n"
+)
+OURS = re.compile(r"memlane['\"]?\s+hook\s")
+SERVER_NAME = "memory-lane"
+OPENCODE_PLUGIN_VERSION = "1.18.33"
+OPENCODE_SOURCE = Path(__file__).resolve().parent.parent / "opencode" / "src" / "memory-lane.ts"
+
+# Claude Code hook events → (matcher, memlane event, extra fields). Timeouts are Claude Code's, in
+# seconds, above memlane's own timeout (it gives up first and exits 0).
+CLAUDE_HOOKS = [
+    ("SessionStart", "startup|resume|clear|compact", "session-start", {}),
+    ("UserPromptSubmit", None, "user-prompt-submit", {}),
+    ("PostToolUse", "Edit|Write|MultiEdit|NotebookEdit", "post-tool-use", {"async": True}),
+    ("Stop", None, "stop", {}),
+    ("PreCompact", None, "pre-compact", {}),
+    ("SessionEnd", None, "session-end", {}),
+]
+HOOK_TIMEOUT_SECONDS = 10
+
+
+def memlane_command() -> str:
+    """How hooks call this CLI: the absolute path of the installed script when there is one."""
+    found = shutil.which("memlane")
+    script = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
+    if script is not None and script.name == "memlane" and script.exists():
+        return shlex.quote(str(script))
+    if found:
+        return shlex.quote(str(Path(found).resolve()))
+    return f"{shlex.quote(sys.executable)} -m clients.memlane"
+
+
+def read_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_json(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def ensure_line(path: Path, line: str, block: str) -> bool:
+    """Append ``block`` to ``path`` unless a line equal to ``line`` is there; True if appended."""
+    text = path.read_text() if path.exists() else ""
+    if any(existing.strip() == line for existing in text.splitlines()):
+        return False
+    path.write_text(text + ("\n" if text and not text.endswith("\n") else "") + block.lstrip("\n"))
+    return True
+
+
+def claude_hooks(settings: dict, command: str) -> dict:
+    hooks = settings.get("hooks") if isinstance(settings.get("hooks"), dict) else {}
+    for event, groups in list(hooks.items()):  # drop our previous entries, keep everyone else's
+        kept = []
+        for group in groups if isinstance(groups, list) else []:
+            entries = [
+                h
+                for h in group.get("hooks", [])
+                if not (isinstance(h, dict) and OURS.search(str(h.get("command"))))
+            ]
+            if entries:
+                kept.append({**group, "hooks": entries})
+        if kept:
+            hooks[event] = kept
+        else:
+            del hooks[event]
+    for event, matcher, name, extra in CLAUDE_HOOKS:
+        group: dict = {
+            "hooks": [
+                {
+                    "type": "command",
+                    "command": f"{command} hook {name}",
+                    "timeout": HOOK_TIMEOUT_SECONDS,
+                    **extra,
+                }
+            ]
+        }
+        if matcher:
+            group = {"matcher": matcher, **group}
+        hooks.setdefault(event, []).append(group)
+    return {**settings, "hooks": hooks}
+
+
+def refresh_team_memory(config: dict, project: Path) -> str:
+    from clients.memlane import client
+
+    target = project / TEAM_MEMORY
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        markdown = client.request(config, "GET", "/api/v1/export", raw=True)
+    except (client.Unavailable, client.ApiError) as error:
+        if not target.exists():
+            target.write_text(
+                f"# Team memory\n\n(Not exported yet: run `memlane export --write {TEAM_MEMORY}`.)\n"
+            )
+        return f"kept {TEAM_MEMORY} (export failed: {error})"
+    target.write_text(markdown)
+    return f"exported {TEAM_MEMORY}"
+
+
+def install_claude_code(config: dict, project: Path) -> list[str]:
+    command = memlane_command()
+    done = []
+    settings_path = project / ".claude" / "settings.local.json"
+    write_json(settings_path, claude_hooks(read_json(settings_path), command))
+    done.append(f"hooks in {settings_path.relative_to(project)}")
+    mcp_path = project / ".mcp.json"
+    mcp = read_json(mcp_path)
+    servers = mcp.get("mcpServers") if isinstance(mcp.get("mcpServers"), dict) else {}
+    servers[SERVER_NAME] = {
+        "type": "http",
+        "url": "${MEMLANE_URL:-" + config["url"] + "}/mcp",
+        "headersHelper": f"{command} mcp-headers",
+    }
+    write_json(mcp_path, {**mcp, "mcpServers": servers})
+    done.append(f"MCP server '{SERVER_NAME}' in .mcp.json")
+    if ensure_line(project / "CLAUDE.md", IMPORT_LINE, IMPORT_BLOCK):
+        done.append(f"{IMPORT_LINE} in CLAUDE.md")
+    done.append(refresh_team_memory(config, project))
+    return done
+
+
+def install_opencode(config: dict, project: Path) -> list[str]:
+    done = []
+    plugins = project / ".opencode" / "plugins"
+    plugins.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(OPENCODE_SOURCE, plugins / "memory-lane.ts")
+    done.append(".opencode/plugins/memory-lane.ts")
+    package_path = project / ".opencode" / "package.json"
+    package = read_json(package_path)
+    dependencies = package.get("dependencies") if isinstance(package.get("dependencies"), dict) else {}
+    dependencies["@opencode-ai/plugin"] = dependencies.get("@opencode-ai/plugin") or OPENCODE_PLUGIN_VERSION
+    write_json(package_path, {**package, "dependencies": dependencies})
+    done.append("@opencode-ai/plugin in .opencode/package.json")
+    opencode_path = project / "opencode.json"
+    opencode = read_json(opencode_path) or {"$schema": "https://opencode.ai/config.json"}
+    instructions = opencode.get("instructions") if isinstance(opencode.get("instructions"), list) else []
+    if TEAM_MEMORY not in instructions:
+        instructions.append(TEAM_MEMORY)
+    write_json(opencode_path, {**opencode, "instructions": instructions})
+    done.append(f"{TEAM_MEMORY} in opencode.json instructions")
+    if ensure_line(project / "AGENTS.md", IMPORT_LINE, IMPORT_BLOCK):
+        done.append(f"{IMPORT_LINE} in AGENTS.md")
+    done.append(refresh_team_memory(config, project))
+    return done
+
+
+def install(target: str, config: dict, project: str | None) -> list[str]:
+    root = Path(project or os.getcwd()).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    return install_claude_code(config, root) if target == "claude-code" else install_opencode(config, root)

@@ -1,0 +1,247 @@
+"""The MCP server at /mcp through the real MCP SDK client over streamable HTTP, against a live
+server process (uvicorn + memorylane.asgi) on the test database."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.error
+import urllib.request
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.integrations.conftest import api, uvicorn_server
+
+pytestmark = pytest.mark.slow
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+
+
+def session(base: str, token: str) -> Client:
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=120)
+    return Client(streamable_http_client(f"{base}/mcp", http_client=http))
+
+
+def run(coroutine):
+    return asyncio.run(coroutine)
+
+
+def post_mcp(base: str, headers: dict) -> tuple[int, dict, dict]:
+    request = urllib.request.Request(
+        f"{base}/mcp",
+        data=json.dumps(INITIALIZE).encode(),
+        method="POST",
+        headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            **headers,
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, dict(response.headers), json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), json.loads(error.read())
+
+
+def test_it_answers_401_without_a_valid_token(lane_server, tokens):
+    for headers in ({}, {"Authorization": "Bearer ml_nope_nope"}, {"Authorization": "Basic eDp5"}):
+        status, response_headers, body = post_mcp(lane_server, headers)
+        assert status == 401
+        assert response_headers["www-authenticate"].startswith("Bearer ")
+        assert body["error"] == "invalid_token"
+    status, _, body = post_mcp(lane_server, {"Authorization": f"Bearer {tokens['member']}"})
+    assert status == 200 and body["result"]["serverInfo"]["name"] == "memory-lane"
+
+
+def test_it_lists_the_tools_with_typed_described_arguments_and_the_export_resource(lane_server, tokens):
+    async def scenario():
+        async with session(lane_server, tokens["member"]) as client:
+            return await client.list_tools(), await client.list_resources()
+
+    tools, resources = run(scenario())
+    by_name = {tool.name: tool for tool in tools.tools}
+    assert set(by_name) == {
+        "memory_lane_find",
+        "memory_lane_store",
+        "memory_lane_feedback",
+        "memory_lane_context",
+        "semantic_memory_find",
+        "semantic_memory_store",
+    }
+    store = by_name["memory_lane_store"].input_schema
+    assert store["required"] == ["information", "type"]
+    assert "correction" in json.dumps(store["properties"]["type"])
+    assert all(prop.get("description") for prop in store["properties"].values())
+    assert "type" not in by_name["semantic_memory_store"].input_schema["properties"]
+    assert set(by_name["memory_lane_find"].input_schema["properties"]) == {"query", "entities", "limit"}
+    assert set(by_name["memory_lane_feedback"].input_schema["required"]) == {"id", "signal"}
+    assert by_name["memory_lane_find"].output_schema["type"] == "object"
+    assert [str(r.uri) for r in resources.resources] == ["memory://export/MEMORY.md"]
+
+
+def test_store_then_find_returns_the_rest_api_shapes(lane_server, tokens):
+    async def scenario():
+        async with session(lane_server, tokens["member"]) as client:
+            stored = await client.call_tool(
+                "memory_lane_store",
+                {
+                    "information": "Never call stripe.Charge.create directly; go through payments/gateway.py.",
+                    "type": "correction",
+                    "entities": ["project:billing-api"],
+                    "tags": ["stripe"],
+                    "category": "gotcha",
+                    "priority": "critical",
+                },
+            )
+            again = await client.call_tool(
+                "memory_lane_store",
+                {
+                    "information": "Never call stripe.Charge.create directly; go through payments/gateway.py.",
+                    "type": "correction",
+                },
+            )
+            learned = await client.call_tool(
+                "semantic_memory_store", {"information": "The staging database is reset every Sunday night."}
+            )
+            found = await client.call_tool(
+                "memory_lane_find", {"query": "what mistake did we make with stripe?"}
+            )
+            alias = await client.call_tool(
+                "semantic_memory_find", {"query": "staging database reset", "limit": 1}
+            )
+            return stored, again, learned, found, alias
+
+    stored, again, learned, found, alias = run(scenario())
+    assert not stored.is_error
+    memory = stored.structured_content["memory"]
+    assert stored.structured_content["operation"] == "ADD"
+    assert memory["type"] == "correction" and memory["priority"] == "critical"
+    assert memory["entities"] == ["project:billing-api"] and memory["author"] == "ada"
+    assert memory["agent_name"] == "mcp"
+    assert json.loads(stored.content[0].text) == stored.structured_content  # text is the same JSON
+    assert again.structured_content["operation"] == "NOOP"
+    assert learned.structured_content["memory"]["type"] == "learning"
+
+    results = found.structured_content["results"]
+    assert results[0]["memory"]["id"] == memory["id"]
+    assert set(results[0]) == {"memory", "score", "explain"} and "similarity" in json.dumps(
+        results[0]["explain"]
+    )
+    assert "correction" in found.structured_content["intent_types"]
+    status, rest = api(lane_server, tokens["member"], "GET", "/search", query="?q=stripe+mistake")
+    assert status == 200 and set(rest) == set(found.structured_content)
+    assert set(rest["results"][0]["memory"]) == set(results[0]["memory"])
+    assert alias.structured_content["results"][0]["memory"]["content"].startswith("The staging database")
+
+
+def test_feedback_context_and_the_export_resource(lane_server, tokens):
+    status, body = api(
+        lane_server,
+        tokens["member"],
+        "POST",
+        "/observations",
+        {"content": "Run migrations with --plan before applying them in production.", "priority": "critical"},
+    )
+    assert status == 201
+    memory_id = body["memory"]["id"]
+
+    async def scenario():
+        async with session(lane_server, tokens["member"]) as client:
+            rated = await client.call_tool(
+                "memory_lane_feedback", {"id": memory_id, "signal": "helpful", "note": "saved a deploy"}
+            )
+            missing = await client.call_tool(
+                "memory_lane_feedback", {"id": "00000000-0000-0000-0000-000000000000", "signal": "helpful"}
+            )
+            context = await client.call_tool("memory_lane_context", {"query": "deploy the migrations"})
+            exported = await client.read_resource("memory://export/MEMORY.md")
+            return rated, missing, context, exported
+
+    rated, missing, context, exported = run(scenario())
+    assert not rated.is_error
+    assert rated.structured_content["event"]["signal"] == "helpful"
+    assert rated.structured_content["memory"]["helpful_count"] == 1
+    assert rated.structured_content["memory"]["feedback_score"] == pytest.approx(1.1)
+    assert missing.is_error and missing.structured_content["error"]["code"] == "NOT_FOUND"
+
+    assert not context.is_error
+    assert set(context.structured_content) == {"markdown", "items", "budget_tokens", "used_tokens"}
+    assert context.structured_content["items"][0] == {
+        "section": "critical",
+        "memory": context.structured_content["items"][0]["memory"],
+    }
+    assert memory_id in context.structured_content["markdown"]
+    assert context.structured_content["markdown"].startswith('<team-memory source="memory-lane">')
+
+    content = exported.contents[0]
+    assert content.mime_type == "text/markdown"
+    assert content.text.startswith("# Team memory")
+
+
+def test_an_ambiguous_entity_is_a_tool_error_that_lists_the_candidates(lane_server, tokens):
+    for slug, content in (
+        ("person:mark-robinson", "Mark Robinson reviews every change to the billing schema."),
+        ("person:mark-smith", "Ask Mark Smith before touching the CI runners; he owns their images."),
+    ):
+        status, _ = api(
+            lane_server, tokens["member"], "POST", "/observations", {"content": content, "entities": [slug]}
+        )
+        assert status == 201
+
+    async def scenario():
+        async with session(lane_server, tokens["member"]) as client:
+            return await client.call_tool(
+                "memory_lane_find", {"query": "who reviews schema changes", "entities": ["Mark"]}
+            )
+
+    result = run(scenario())
+    assert result.is_error
+    error = result.structured_content["error"]
+    assert error["code"] == "CLARIFICATION_REQUIRED"
+    assert error["ambiguities"] == {"Mark": ["person:mark-robinson", "person:mark-smith"]}
+    text = result.content[0].text
+    assert "person:mark-robinson" in text and "person:mark-smith" in text and "full slug" in text
+
+
+def test_invalid_arguments_and_missing_scopes_are_tool_errors(lane_server, tokens):
+    async def scenario():
+        async with session(lane_server, tokens["read_only"]) as client:
+            denied = await client.call_tool("memory_lane_store", {"information": "x y z", "type": "decision"})
+            empty = await client.call_tool("memory_lane_find", {"query": ""})
+            wrong_type = await client.call_tool("memory_lane_store", {"information": "x", "type": "rumour"})
+            return denied, empty, wrong_type
+
+    denied, empty, wrong_type = run(scenario())
+    assert denied.is_error and denied.structured_content["error"]["code"] == "PERMISSION_DENIED"
+    assert "'write' scope" in denied.content[0].text
+    assert empty.is_error and empty.structured_content["error"]["code"] == "VALIDATION_ERROR"
+    assert "q" in empty.structured_content["error"]["fields"]
+    assert wrong_type.is_error  # refused by the input schema before any database work
+
+
+def test_the_mcp_endpoint_works_when_the_server_runs_without_lifespan_events(
+    test_database_url, tmp_path, tokens
+):
+    """`make run` starts uvicorn with --lifespan off: the first request starts the session manager."""
+    with uvicorn_server(test_database_url, tmp_path / "uvicorn.log", lifespan="off") as base:
+
+        async def scenario():
+            async with session(base, tokens["member"]) as client:
+                return await client.list_tools(), await client.read_resource("memory://export/MEMORY.md")
+
+        tools, exported = run(scenario())
+    assert len(tools.tools) == 6
+    assert exported.contents[0].text.startswith("# Team memory")
