@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: run test install chromium lint format bench clean-data
+.PHONY: run test install chromium node-deps lint format bench clean-data
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,7 +29,15 @@ TEST_HOME ?= $(CURDIR)/.memorylane/test
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
 
-test: $(STAMP) chromium
+# The OpenCode plugin's dev dependencies (TypeScript, the plugin API types), for its tests. npm install,
+# not npm ci: npm 11 reports lock files with optional per-platform packages as out of sync.
+OPENCODE := clients/opencode
+$(OPENCODE)/node_modules/.package-lock.json: $(OPENCODE)/package-lock.json
+	cd $(OPENCODE) && npm install --no-audit --no-fund --loglevel=error && touch node_modules/.package-lock.json
+
+node-deps: $(OPENCODE)/node_modules/.package-lock.json
+
+test: $(STAMP) chromium node-deps
 	MEMORYLANE_HOME=$(TEST_HOME) $(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
