@@ -372,6 +372,7 @@ class SessionSerializer(serializers.ModelSerializer):
             "implicit_label",
             "extraction_status",
             "extraction_error",
+            "extraction_attempts",
             "messages",
             "recalled",
             "memories",

@@ -140,6 +140,21 @@ HealthSerializer = inline_serializer(
         "broker": serializers.CharField(),
         "embedder": serializers.CharField(),
         "version": serializers.CharField(),
+        "tasks": inline_serializer(
+            "TaskHealth",
+            fields={
+                "status": serializers.CharField(help_text='"ok" or "degraded" (see problems).'),
+                "problems": serializers.ListField(child=serializers.CharField()),
+                "extraction": serializers.DictField(
+                    child=serializers.IntegerField(),
+                    required=False,
+                    help_text="Ended sessions by extraction status, and oldest_waiting_seconds.",
+                ),
+                "jobs": serializers.DictField(
+                    required=False, help_text="The last reflect and decay runs: status, finished_at, late."
+                ),
+            },
+        ),
     },
 )
 

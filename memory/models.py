@@ -403,6 +403,11 @@ class Session(models.Model):
     )
     extraction_error = models.TextField(blank=True)
     extraction_attempts = models.PositiveSmallIntegerField(default=0)
+    extraction_claimed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a worker last claimed the extraction (its lease starts)."
+    )
+    extraction_claimed_by = models.CharField(max_length=300, blank=True, help_text="host:pid of the claimer.")
+    extraction_report = models.JSONField(default=dict, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)

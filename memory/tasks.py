@@ -1,4 +1,9 @@
-"""Celery entry points: ids in, one service call, safe to run twice (STYLE.md)."""
+"""Celery entry points: ids in, one service call, safe to run twice (STYLE.md).
+
+Extraction retries transient failures (the database or the embedder unavailable) with exponential
+backoff and jitter, and gives up as ``failed`` with the error kept. Every worker sweeps for lost
+extractions when it starts, so a worker killed mid-task is made good by the next one.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +11,16 @@ import logging
 from dataclasses import asdict
 
 from celery import shared_task
+from celery.signals import worker_ready
+from django.db import DatabaseError, InterfaceError, OperationalError
+
+from memory.conf import setting
+from memory.embeddings import EmbedderUnavailable
 
 logger = logging.getLogger(__name__)
+
+# Failures that another attempt may not meet: the database, the embedder or the disk.
+TRANSIENT = (OperationalError, InterfaceError, EmbedderUnavailable, OSError)
 
 
 @shared_task
@@ -18,18 +31,78 @@ def ping() -> dict:
     return {"pong": True, "memories": Memory.objects.count()}
 
 
+@shared_task(bind=True, max_retries=None)
+def extract_session_task(self, session_id: str) -> dict:
+    """Turn an ended session into memories (DESIGN.md §4.8)."""
+    from memory.services import extraction
+
+    try:
+        report = extraction.extraction_run(session_id)
+    except TRANSIENT as exc:
+        logger.warning("extraction of %s failed (attempt %s): %s", session_id, self.request.retries + 1, exc)
+        try:
+            again = extraction.extraction_release(session_id, exc)
+        except TRANSIENT:  # the database is still away: let the retry (or the sweep) find out
+            again = self.request.retries + 1 < setting("EXTRACTION_MAX_ATTEMPTS")
+        if again:
+            raise self.retry(exc=exc, countdown=extraction.retry_delay(self.request.retries)) from exc
+        return {"session_id": session_id, "status": "failed", "error": str(exc)}
+    except DatabaseError as exc:  # a constraint or data error: another attempt would meet it again
+        logger.exception("extraction of %s failed", session_id)
+        extraction.extraction_fail(session_id, exc)
+        return {"session_id": session_id, "status": "failed", "error": str(exc)}
+    except Exception as exc:  # a bug: keep it on the session rather than retrying forever
+        logger.exception("extraction of %s failed", session_id)
+        extraction.extraction_fail(session_id, exc)
+        raise
+    logger.info("extraction of %s: %s", session_id, report)
+    return asdict(report)
+
+
 @shared_task
-def reflect_task() -> dict:
-    """Daily (beat): condense the week's observations into reflections (DESIGN.md §4.9)."""
-    logger.warning("reflection is not implemented yet (issue 5); nothing done")
-    return {"reflections": 0, "implemented": False}
+def extraction_sweep_task() -> list[str]:
+    """Every minute (beat) and at worker start: queue extractions that were lost or abandoned."""
+    from memory.services.extraction import extraction_sweep
+
+    return extraction_sweep()
 
 
-@shared_task(autoretry_for=(OSError,), retry_backoff=True, retry_jitter=True, max_retries=3)
-def decay_task() -> dict:
+@worker_ready.connect
+def _sweep_at_start(sender=None, **kwargs) -> None:
+    extraction_sweep_task.delay()
+
+
+def _run_job(task: str, run_id: int | None, body) -> dict:
+    from memory.services import jobs
+
+    run = jobs.run_start(task, run_id)
+    try:
+        report = body(jobs.progress_recorder(run))
+    except Exception as exc:
+        jobs.run_fail(run, exc)
+        raise
+    summary = asdict(report)
+    jobs.run_finish(run, summary)
+    return {"run": run.pk, **summary}
+
+
+@shared_task(
+    autoretry_for=(OperationalError, InterfaceError), retry_backoff=True, retry_jitter=True, max_retries=3
+)
+def reflect_task(run_id: int | None = None) -> dict:
+    """Daily (beat), or on demand: condense the week's observations into reflections (§4.9)."""
+    from memory.models import TaskName
+    from memory.services.reflection import reflection_run
+
+    return _run_job(TaskName.REFLECT, run_id, lambda progress: reflection_run(progress=progress))
+
+
+@shared_task(
+    autoretry_for=(OperationalError, InterfaceError), retry_backoff=True, retry_jitter=True, max_retries=3
+)
+def decay_task(run_id: int | None = None) -> dict:
     """Weekly (beat): materialize decay, maturity, deprecation and inversion (DESIGN.md §4.7)."""
+    from memory.models import TaskName
     from memory.services.decay import decay_run
 
-    report = decay_run()
-    logger.info("decay: %s", report)
-    return asdict(report)
+    return _run_job(TaskName.DECAY, run_id, lambda progress: decay_run(progress=progress))

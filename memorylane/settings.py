@@ -277,16 +277,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_RESULT_EXPIRES = 3600
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE_FILENAME = str(MEMORYLANE_HOME / "celerybeat-schedule")
-CELERY_BEAT_SCHEDULE = {
-    "reflect-daily": {
-        "task": "memory.tasks.reflect_task",
-        "schedule": 24 * 3600,
-    },
-    "decay-weekly": {
-        "task": "memory.tasks.decay_task",
-        "schedule": 7 * 24 * 3600,
-    },
-}
+# CELERY_BEAT_SCHEDULE is set at the end, from MEMORY_LANE's *_EVERY_SECONDS.
 
 # --- Embeddings and the optional LLM --------------------------------------------------------------
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -438,13 +429,78 @@ MEMORY_LANE: dict = {
     "OUTCOME_HELPFUL_AT": 0.7,
     "OUTCOME_HARMFUL_AT": 0.4,
     # §4.7 decay
+    "DECAY_EVERY_SECONDS": 7 * 24 * 3600,
     "STALE_HALF_LIVES": 2,
+    # §4.8 extraction (the memory catcher)
+    "EXTRACTION_BASE_CONFIDENCE": 70,
+    "EXTRACTION_TYPE_BONUS": {"correction": 15, "decision": 10, "insight": 5, "commitment": 15, "gap": 10},
+    "EXTRACTION_FAST_SECONDS": 30,  # a session shorter than this adds EXTRACTION_FAST_BONUS
+    "EXTRACTION_FAST_BONUS": 10,
+    "EXTRACTION_EVIDENCE_PHRASES": 2,  # more cue phrases than this add EXTRACTION_EVIDENCE_BONUS
+    "EXTRACTION_EVIDENCE_BONUS": 15,
+    "EXTRACTION_SKIP_COSINE": 0.85,  # a candidate this close to a live memory is skipped
+    "EXTRACTION_MAX_CANDIDATES": 30,
+    "EXTRACTION_SENTENCE_CHARS": [20, 600],
+    "EXTRACTION_SOURCE_CHUNK_CHARS": 1500,
+    "EXTRACTION_CUES": {
+        # Correction cues count in user turns only; the others in user and assistant turns.
+        "correction": [r"^(no|nope)\b[,.!]", r"\bdon'?t\b", r"\bdo not\b", r"\bthat'?s (wrong|not right)\b",
+                       r"\bactually\b", r"\binstead\b", r"\bstop\b"],
+        "commitment": [r"\balways\b", r"\bnever\b", r"\bfrom now on\b", r"\bmake sure\b", r"\bprefer\b"],
+        "decision": [r"\bwe decided\b", r"\blet'?s go with\b", r"\bchose\b", r"\bdecided to\b",
+                     r"\b\w+ instead of \w+\b"],
+        "insight": [r"\bturns out\b", r"\broot cause\b", r"\bthe problem was\b", r"\bthe issue was\b"],
+        "gap": [r"\bnot supported\b", r"\bmissing\b", r"\black(s|ing)?\b"],
+    },
+    # From the outcome (summary and evaluation), checked in this order.
+    "EXTRACTION_OUTCOME_CUES": {
+        "insight": [r"\bunexpected(ly)?\b", r"\bdiscovered\b"],
+        "commitment": [r"\balways\b", r"\bnever\b", r"\bprefer\b"],
+        "gap": [r"\bmissing\b", r"\blacking\b"],
+    },
+    "EXTRACTION_CONFIG_FILES": [
+        r"(^|/)(pyproject\.toml|setup\.cfg|package\.json|tsconfig[^/]*\.json|Dockerfile|docker-compose[^/]*\.ya?ml"
+        r"|Makefile|\.env[^/]*|[^/]*\.(ini|toml|ya?ml|conf|cfg))$",
+        r"(^|/)(config|settings|\.github)/",
+    ],
+    # Assistant sentences that announce the agent's own next step ("Let me make sure…") are not lessons.
+    "EXTRACTION_SKIP_PREFIXES": ["let me", "i'll", "i will", "i'm going to", "now i", "next, i", "first, i"],
+    "EXTRACTION_TYPE_CATEGORY": {
+        "correction": "gotcha",
+        "commitment": "convention",
+        "decision": "architecture",
+        "insight": "gotcha",
+        "gap": "workflow",
+    },
+    "EXTRACTION_DEBUGGING_CUES": [r"\berror\b", r"\btraceback\b", r"\bexception\b", r"\bstack trace\b",
+                                  r"\bfail(s|ed|ing)?\b", r"\bbug\b"],
+    "EXTRACTION_CRITICAL_CUES": [r"\bsecurity\b", r"\bsecrets?\b", r"\bproduction\b", r"\bdata loss\b",
+                                 r"\bnever\b"],
+    # Retries of transient failures (database, embedder, broker): exponential backoff with full jitter.
+    "EXTRACTION_MAX_ATTEMPTS": 4,
+    "EXTRACTION_RETRY_BASE_SECONDS": 5,
+    "EXTRACTION_RETRY_MAX_SECONDS": 300,
+    # A claim older than the lease is presumed dead (its worker was killed) and handed out again.
+    "EXTRACTION_LEASE_SECONDS": 600,
+    "EXTRACTION_SWEEP_SECONDS": 60,  # how often beat looks for lost or expired extractions
+    "EXTRACTION_LOST_AFTER_SECONDS": 120,  # an ended session still pending this long is queued again
+    # The optional LLM (MEMORYLANE_LLM_URL, OpenAI-compatible chat completions)
+    "LLM_TIMEOUT_SECONDS": 60,
+    "LLM_WINDOW_TOKENS": 4000,
+    "LLM_MAX_MEMORIES_PER_WINDOW": 10,
+    "LLM_MAX_RESPONSE_CHARS": 50_000,
+    "LLM_TEMPERATURE": 0.0,
     # §4.9 reflection
+    "REFLECTION_EVERY_SECONDS": 24 * 3600,
     "REFLECTION_WINDOW_DAYS": 7,
     "REFLECTION_CLUSTER_COSINE": 0.75,
     "REFLECTION_MIN_CLUSTER": 2,
     "REFLECTION_MERGE_JACCARD": 0.8,
     "REFLECTION_MERGE_COSINE": 0.9,
+    "REFLECTION_MAX_OBSERVATIONS": 20_000,  # per run, newest first
+    # Task health (/api/v1/health): a backlog older than this, or a daily job this late, is reported.
+    "TASK_BACKLOG_WARN_SECONDS": 600,
+    "TASK_LATE_FACTOR": 2,  # a periodic job not finished within this many periods is "late"
     # §4.10 context and export
     "CONTEXT_BUDGET_TOKENS": 1500,
     "CHARS_PER_TOKEN": 4,
@@ -467,3 +523,12 @@ if config_path := os.environ.get("MEMORYLANE_CONFIG"):
     if unknown:
         raise ImproperlyConfigured(f"MEMORYLANE_CONFIG has unknown keys: {sorted(unknown)}")
     MEMORY_LANE.update(overrides)
+
+CELERY_BEAT_SCHEDULE = {
+    "reflect-daily": {"task": "memory.tasks.reflect_task", "schedule": MEMORY_LANE["REFLECTION_EVERY_SECONDS"]},
+    "decay-weekly": {"task": "memory.tasks.decay_task", "schedule": MEMORY_LANE["DECAY_EVERY_SECONDS"]},
+    "extraction-sweep": {
+        "task": "memory.tasks.extraction_sweep_task",
+        "schedule": MEMORY_LANE["EXTRACTION_SWEEP_SECONDS"],
+    },
+}

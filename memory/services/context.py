@@ -112,6 +112,13 @@ def context_build(
         best = servable.filter(is_negative=False).exclude(priority=Priority.CRITICAL)
         candidates += [("relevant", m) for m in _ranked(best, now)[: setting("CONTEXT_SEARCH_LIMIT")]]
 
+    # §4.9: an observation condensed into a reflection is represented by the reflection.
+    condensed = {m.condensed_into_id for _, m in candidates if m.condensed_into_id}
+    reflections = (
+        Memory.objects.servable(now).exclude(pk__in=shown).in_bulk(list(condensed)) if condensed else {}
+    )
+    candidates = [(section, reflections.get(m.condensed_into_id, m)) for section, m in candidates]
+
     budget_chars = budget_tokens * setting("CHARS_PER_TOKEN")
     result = ContextResult(markdown="", budget_tokens=budget_tokens, project=project_entity)
     seen: set = set()

@@ -1,4 +1,6 @@
-"""Health of the parts a request depends on: database (with pgvector), broker, embedder."""
+"""Health of the parts a request depends on — database (with pgvector), broker, embedder — and of
+the background pipeline (extraction backlog, last reflection and decay runs), reported apart:
+a slow pipeline degrades the server's learning, not its answers."""
 
 from __future__ import annotations
 
@@ -29,12 +31,22 @@ def broker_status() -> str:
     return "ok"
 
 
+def tasks_status() -> dict:
+    from memory.services.jobs import task_health
+
+    try:
+        return task_health()
+    except Exception as exc:  # noqa: BLE001 - the database being down is reported above
+        return {"status": f"error: {exc.__class__.__name__}", "problems": [str(exc)]}
+
+
 def health_report() -> dict:
     report = {
         "database": database_status(),
         "broker": broker_status(),
         "embedder": embeddings.check(),
         "version": settings.VERSION,
+        "tasks": tasks_status(),
     }
     ok = all(report[part] == "ok" for part in ("database", "broker", "embedder"))
     return {"status": "ok" if ok else "error", **report}

@@ -1,8 +1,8 @@
 """Agent sessions (DESIGN.md §4.6): registered, fed messages, ended with an outcome.
 
 Messages are idempotent by ``seq`` and redacted before storage. Ending a session records its
-outcome, scores it (§4.6) and gives every memory the session was shown an implicit helpful or
-harmful event. Extraction from the transcript (§4.8) is not built yet: sessions stay ``pending``.
+outcome, scores it (§4.6), gives every memory the session was shown an implicit helpful or
+harmful event, and queues extraction (§4.8, ``services/extraction.py``) once that commits.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from memory.conf import setting
 from memory.models import Agent, FeedbackSource, ImplicitLabel, Role, Session, SessionMessage, Signal
 from memory.services import entities as entity_service
 from memory.services.errors import InvalidInput, NotFound
+from memory.services.extraction import extraction_queue
 from memory.services.feedback import feedback_record
 from memory.services.redaction import redact
 
@@ -267,4 +268,6 @@ def session_end(
                     user=session.user,
                     session=session,
                 )
+        if claimed:
+            extraction_queue(session)
     return session, bool(claimed)

@@ -214,7 +214,7 @@ SELECT q.idx, m.id, m.embedding <=> q.vec::vector AS distance
 FROM unnest(%s::text[]) WITH ORDINALITY AS q(vec, idx)
 CROSS JOIN LATERAL (
     SELECT id, embedding FROM memory_memory
-    WHERE kind = %s AND status = 'active' AND superseded_by_id IS NULL
+    WHERE kind = %s AND status = ANY(%s) AND superseded_by_id IS NULL
     ORDER BY embedding <=> q.vec::vector
     LIMIT %s
 ) AS m
@@ -222,19 +222,30 @@ ORDER BY q.idx, distance
 """
 
 
-def _neighbours(kind: str, vectors) -> list[list[tuple[Memory, float]]]:
-    """For each vector, the closest active memories of ``kind`` with their cosine similarity,
-    in one round trip (the HNSW index serves each lateral lookup)."""
+def _neighbours(
+    kind: str, vectors, statuses: tuple[str, ...] = (Status.ACTIVE,)
+) -> list[list[tuple[Memory, float]]]:
+    """For each vector, the closest memories of ``kind`` (active ones unless ``statuses`` says
+    otherwise) with their cosine similarity, in one round trip (HNSW serves each lateral lookup)."""
     texts = ["[" + ",".join(f"{x:.7g}" for x in vector) + "]" for vector in vectors]
     with connection.cursor() as cursor:
         cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(setting("HNSW_EF_SEARCH"))])
-        cursor.execute(NEIGHBOURS_SQL, [texts, kind, NEIGHBOURS_CHECKED])
+        cursor.execute(NEIGHBOURS_SQL, [texts, kind, list(statuses), NEIGHBOURS_CHECKED])
         rows = cursor.fetchall()
     memories = Memory.objects.defer("embedding", "search_vector").in_bulk({pk for _, pk, _ in rows})
     found: list[list[tuple[Memory, float]]] = [[] for _ in texts]
     for index, pk, distance in rows:
         found[index - 1].append((memories[pk], 1.0 - distance))
     return found
+
+
+def nearest_live(kind: str, vectors) -> list[tuple[Memory | None, float]]:
+    """For each vector, the most similar live memory of ``kind`` (active, awaiting review or
+    quarantined) and its cosine similarity; ``(None, -1.0)`` when there is none."""
+    if not len(vectors):
+        return []
+    found = _neighbours(kind, vectors, statuses=(Status.ACTIVE, Status.PENDING_REVIEW, Status.QUARANTINED))
+    return [max(pairs, key=lambda pair: pair[1]) if pairs else (None, -1.0) for pairs in found]
 
 
 @dataclass
@@ -484,10 +495,11 @@ def memory_store(
 
 
 def memory_store_batch(
-    items: list[dict], *, author=None, session: Session | None = None, dedupe: bool = True
+    items: list[dict], *, author=None, session: Session | None = None, dedupe: bool = True, vectors=None
 ) -> list[StoreResult]:
     """Store many memories with one embedding call and a few queries. All or nothing: an invalid
-    or ambiguous item stores none of them (InvalidInput names it as ``items[i].field``)."""
+    or ambiguous item stores none of them (InvalidInput names it as ``items[i].field``).
+    ``vectors`` are the items' embeddings when the caller already has them (of the same text)."""
     if len(items) > setting("MAX_BATCH"):
         raise InvalidInput({"items": [f"At most {setting('MAX_BATCH')} memories per batch."]})
     prepared, errors = [], {}
@@ -500,6 +512,7 @@ def memory_store_batch(
         raise InvalidInput(errors)
     if not prepared:
         return []
-    vectors = embeddings.encode([p.content for p in prepared])
+    if vectors is None:
+        vectors = embeddings.encode([p.content for p in prepared])
     with transaction.atomic():
         return _store_many(prepared, vectors, author=author, session=session, dedupe=dedupe)

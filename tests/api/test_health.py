@@ -15,6 +15,15 @@ def test_health_reports_every_part_without_authentication(client, db):
         "broker": "ok",
         "embedder": "ok",
         "version": body["version"],
+        "tasks": {
+            "status": "ok",
+            "problems": [],
+            "extraction": {"pending": 0, "running": 0, "done": 0, "failed": 0, "oldest_waiting_seconds": 0},
+            "jobs": {
+                "reflect": {"status": "never run", "late": False},
+                "decay": {"status": "never run", "late": False},
+            },
+        },
     }
     assert body["version"]
 
@@ -40,3 +49,28 @@ def test_health_reports_a_missing_embedding_model(client, db, settings):
     settings.EMBEDDING_MODEL = "/nonexistent/model"
     body = client.get("/api/v1/health").json()
     assert body["embedder"].startswith("error")
+
+
+def test_health_reports_a_stuck_extraction_backlog_and_a_failed_job(client, member):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memory.models import Session, TaskRun
+
+    ended = timezone.now() - timedelta(hours=1)
+    Session.objects.create(user=member, external_id="stuck", ended_at=ended)
+    Session.objects.create(user=member, external_id="done", ended_at=ended, extraction_status="done")
+    Session.objects.create(user=member, external_id="open")  # not ended: not waiting for extraction
+    TaskRun.objects.create(task="reflect", status="failed", error="boom", finished_at=timezone.now())
+    response = client.get("/api/v1/health")
+    assert response.status_code == 200  # the pipeline degrades learning, not answers
+    tasks = response.json()["tasks"]
+    assert tasks["status"] == "degraded"
+    assert tasks["extraction"]["pending"] == 1 and tasks["extraction"]["done"] == 1
+    assert 3500 < tasks["extraction"]["oldest_waiting_seconds"] < 3700
+    assert tasks["problems"] == [
+        f"extraction backlog is {tasks['extraction']['oldest_waiting_seconds']} s old",
+        "the last reflect run failed",
+    ]
+    assert "boom" not in response.content.decode()  # job errors are not public

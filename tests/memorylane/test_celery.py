@@ -29,7 +29,11 @@ def test_the_celery_app_is_configured_for_safe_delivery():
     assert app.conf.task_reject_on_worker_lost is True
     assert app.conf.worker_prefetch_multiplier == 1
     tasks = {entry["task"] for entry in app.conf.beat_schedule.values()}
-    assert tasks == {"memory.tasks.reflect_task", "memory.tasks.decay_task"}
+    assert tasks == {
+        "memory.tasks.reflect_task",
+        "memory.tasks.decay_task",
+        "memory.tasks.extraction_sweep_task",
+    }
 
 
 @pytest.mark.django_db(transaction=True)

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
-import sys
-
 from django.core.management.base import BaseCommand
 
+from memory.management.progress import progress_bar
+from memory.models import TaskName
+from memory.services import jobs
 from memory.services.decay import decay_run
 
 
@@ -11,15 +12,22 @@ class Command(BaseCommand):
     help = "Run the decay job now (DESIGN.md §4.7): decay, maturity, deprecation, inversion, staleness."
 
     def handle(self, *args, **options) -> None:
-        def progress(done: int, total: int) -> None:
-            if self.stdout.isatty():
-                filled = 30 * done // max(total, 1)
-                sys.stdout.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {done}/{total}")
-                sys.stdout.flush()
+        run = jobs.run_start(TaskName.DECAY)
+        record = jobs.progress_recorder(run)
+        draw, close = progress_bar(self, "decay")
 
-        report = decay_run(progress=progress)
-        if self.stdout.isatty():
-            sys.stdout.write("\n")
+        def progress(done: int, total: int) -> None:
+            draw(done, total)
+            record(done, total)
+
+        try:
+            report = decay_run(progress=progress)
+        except Exception as exc:
+            jobs.run_fail(run, exc)
+            raise
+        finally:
+            close()
+        jobs.run_finish(run, {**report.__dict__})
         self.stdout.write(
             f"Examined {report.examined} memories: {report.updated} updated, {report.maturity_changed} changed "
             f"maturity, {len(report.inverted)} inverted into anti-patterns, {report.stale} stale."

@@ -1,0 +1,207 @@
+"""Extraction (§4.8) in-process: the rules, idempotence, claims and their recovery."""
+
+from __future__ import annotations
+
+import os
+import socket
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from memory.models import ExtractionStatus, Memory, Session, Source
+from memory.services import extraction
+from memory.services.extraction import (
+    confidence_for,
+    extraction_release,
+    extraction_requeue,
+    extraction_run,
+    extraction_sweep,
+    rule_candidates,
+    sentences,
+)
+from memory.services.sessions import implicit_score
+from memory.services.store import memory_store
+
+pytestmark = pytest.mark.usefixtures("embedder")
+
+
+def messages_of(session: Session) -> list[tuple[int, str, str]]:
+    return list(session.messages.order_by("seq").values_list("seq", "role", "content"))
+
+
+def test_the_worked_example_scores_helpful(db):
+    # Issue 5 expects 0.88; the seed's own table (3 min = "medium", 0.6) gives 0.84 and DESIGN.md §4.6
+    # (< 5 min = 1.0) gives 0.92. We follow DESIGN.md; either way the session is helpful (README).
+    outcome = implicit_score(duration_ms=180_000, error_count=2, retry_count=0, success=True)
+    assert outcome.score == pytest.approx(0.92) and outcome.label == "helpful"
+
+
+def test_a_user_correction_becomes_a_correction_memory_with_entities_and_its_source_chunk(ended_session):
+    session = ended_session()
+    report = extraction_run(session.pk)
+    assert report.status == ExtractionStatus.DONE and report.extractor == "rules"
+    session.refresh_from_db()
+    assert session.extraction_status == ExtractionStatus.DONE and session.extraction_attempts == 1
+    stored = {m.content: m for m in Memory.objects.filter(session=session)}
+    assert set(report.added) == {str(m.pk) for m in stored.values()}
+    correction = stored["Don't use requests in the auth service — always use httpx with the shared client."]
+    assert correction.memory_type in ("correction", "commitment")
+    assert correction.source == Source.EXTRACTION and correction.author == session.user
+    assert "user: No, don't use requests" in correction.source_chunk
+    assert "assistant: I'll add the token refresh" in correction.source_chunk  # the turn it corrects
+    slugs = set(correction.mentions.filter(resolved=True).values_list("entity__slug", flat=True))
+    assert "feature:auth" in slugs  # from files_touched src/auth/…
+    # The outcome itself: errors recovered in a successful session → a correction (+15).
+    outcome = next(m for m in stored.values() if m.content.startswith("OAuth login flow"))
+    assert outcome.memory_type == "correction" and outcome.category == "debugging"
+    assert outcome.confidence == 85
+    # The agent announcing its next step ("Let me make sure…") is not a lesson.
+    assert not any("make sure the tests pass" in content for content in stored)
+
+
+def test_running_extraction_again_creates_nothing_new(ended_session):
+    session = ended_session()
+    first = extraction_run(session.pk)
+    assert len(first.added) >= 2
+    again = extraction_run(session.pk)
+    assert again.status.startswith("not claimed") and again.added == []
+    extraction_requeue(session=session)
+    rerun = extraction_run(session.pk)
+    assert rerun.status == ExtractionStatus.DONE and rerun.added == []
+    assert rerun.skipped_similar == rerun.candidates
+    assert Memory.objects.filter(session=session).count() == len(first.added)
+
+
+def test_a_candidate_close_to_an_existing_memory_is_skipped(ended_session):
+    memory_store(content="Never use requests in the auth service; always use httpx with the shared client.")
+    session = ended_session()
+    report = extraction_run(session.pk)
+    assert report.skipped_similar >= 1
+    assert not Memory.objects.filter(session=session, content__icontains="httpx").exists()
+
+
+def test_sessions_that_have_not_ended_are_not_extracted(member):
+    from memory.services.sessions import session_start
+
+    session, _ = session_start(user=member, external_id="open")
+    assert extraction_run(session.pk).status == "not claimed (pending)"
+    assert Session.objects.get(pk=session.pk).extraction_status == ExtractionStatus.PENDING
+
+
+@pytest.mark.parametrize(
+    "text,kind",
+    [
+        ("we decided to keep the monolith and split only the billing worker.", "decision"),
+        ("Turns out the flaky test was caused by a shared temp directory.", "insight"),
+        ("The root cause was a missing index on the orders table.", "insight"),
+        ("From now on run the migrations before seeding the database.", "commitment"),
+        ("Streaming uploads are not supported by the storage backend yet.", "gap"),
+    ],
+)
+def test_transcript_cues_give_their_types(ended_session, text, kind):
+    session = ended_session(
+        external_id=f"cue-{kind}-{len(text)}",
+        messages=[{"seq": 0, "role": "assistant", "content": text}],
+        error_count=0,
+        files_touched=[],
+        summary="",
+        evaluation="",
+    )
+    (candidate,) = rule_candidates(session, messages_of(session))
+    assert candidate.memory_type == kind
+
+
+def test_questions_code_and_tool_output_are_not_lessons(ended_session):
+    session = ended_session(
+        external_id="noise",
+        messages=[
+            {"seq": 0, "role": "user", "content": "Should we always use httpx for outbound calls?"},
+            {"seq": 1, "role": "assistant", "content": "```python\nnever = {'x': [1, 2, 3]}  # never\n```"},
+            {"seq": 2, "role": "tool", "content": "The module is missing and never loaded."},
+        ],
+        error_count=0,
+        files_touched=[],
+        summary="",
+        evaluation="",
+    )
+    assert rule_candidates(session, messages_of(session)) == []
+
+
+def test_a_config_file_touched_makes_the_outcome_a_decision(ended_session):
+    session = ended_session(
+        external_id="config",
+        messages=[],
+        error_count=0,
+        files_touched=["pyproject.toml"],
+        summary="Switched the test runner to pytest-xdist with four workers by default",
+        evaluation="",
+    )
+    (candidate,) = rule_candidates(session, [])
+    assert candidate.memory_type == "decision" and candidate.confidence == 80
+
+
+def test_confidence_follows_design_4_8():
+    assert confidence_for("correction", evidence=0, duration_ms=180_000) == 85
+    assert confidence_for("correction", evidence=3, duration_ms=10_000) == 100  # 70+15+10+15 → clamped
+    assert confidence_for("insight", evidence=3, duration_ms=None) == 90
+    assert confidence_for("learning", evidence=0, duration_ms=None) == 70
+
+
+def test_sentences_drop_code_paths_and_fences():
+    text = "Use uv add for dependencies.\n```\nrm -rf /\n```\n/usr/lib/x/y/z.so.1.2.3\nOk."
+    assert sentences(text) == ["Use uv add for dependencies."]
+
+
+def test_a_transient_failure_releases_the_session_for_a_retry_then_fails_when_attempts_are_spent(
+    ended_session, settings
+):
+    settings.MEMORY_LANE = {**settings.MEMORY_LANE, "EXTRACTION_MAX_ATTEMPTS": 2}
+    session = ended_session()
+    extraction.extraction_claim(session.pk)
+    assert extraction_release(session.pk, OSError("disk hiccup")) is True
+    session.refresh_from_db()
+    assert session.extraction_status == ExtractionStatus.PENDING and "disk hiccup" in session.extraction_error
+    extraction.extraction_claim(session.pk)
+    assert extraction_release(session.pk, OSError("disk hiccup again")) is False
+    session.refresh_from_db()
+    assert session.extraction_status == ExtractionStatus.FAILED
+    assert session.extraction_error == "OSError: disk hiccup again" and session.extraction_attempts == 2
+
+
+def test_the_sweep_hands_out_claims_whose_worker_died_or_whose_lease_expired(ended_session):
+    dead, expired, alive = (ended_session(external_id=name) for name in ("dead", "expired", "alive"))
+    for session in (dead, expired, alive):
+        extraction.extraction_claim(session.pk)
+    host = socket.gethostname()
+    Session.objects.filter(pk=dead.pk).update(extraction_claimed_by=f"{host}:{2**22 + 7}")  # no such pid
+    Session.objects.filter(pk=expired.pk).update(
+        extraction_claimed_at=timezone.now() - timedelta(hours=1), extraction_claimed_by="other-host:1"
+    )
+    Session.objects.filter(pk=alive.pk).update(extraction_claimed_by=f"{host}:{os.getpid()}")
+    queued = extraction_sweep()
+    assert set(queued) == {str(dead.pk), str(expired.pk)}
+    statuses = dict(Session.objects.values_list("external_id", "extraction_status"))
+    assert statuses == {"dead": "pending", "expired": "pending", "alive": "running"}
+    # The recovered session then completes once.
+    assert extraction_run(dead.pk).status == ExtractionStatus.DONE
+    assert Session.objects.get(pk=dead.pk).extraction_attempts == 2
+
+
+def test_the_sweep_queues_ended_sessions_whose_task_was_lost(ended_session):
+    session = ended_session(external_id="lost")
+    long_ago = timezone.now() - timedelta(hours=2)
+    Session.objects.filter(pk=session.pk).update(ended_at=long_ago, updated_at=long_ago)
+    fresh = ended_session(external_id="fresh")
+    assert extraction_sweep() == [str(session.pk)]
+    assert fresh.extraction_status == ExtractionStatus.PENDING
+
+
+def test_the_extract_command_runs_pending_sessions_and_summarizes(ended_session, capsys):
+    ended_session(external_id="a")
+    ended_session(external_id="b", messages=[], summary="", evaluation="")
+    call_command("extract")
+    out = capsys.readouterr().out
+    assert "Extracted 2 sessions (6 messages)" in out and "0 failed" in out
+    assert set(Session.objects.values_list("extraction_status", flat=True)) == {"done"}

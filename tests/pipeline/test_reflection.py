@@ -1,0 +1,133 @@
+"""Reflection (§4.9): near-duplicate observations become one playbook bullet with sources."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from memory.models import Kind, Memory, TaskRun
+from memory.services.context import context_build
+from memory.services.reflection import reflection_queue, reflection_run
+from memory.services.store import memory_store_batch
+from tests.llm_server import fake_llm
+
+pytestmark = pytest.mark.usefixtures("embedder")
+
+MIGRATIONS = [
+    "Run the database migrations before starting the web server.",
+    "Always run database migrations before you start the web server.",
+    "Apply the database migrations first, then start the web server.",
+]
+UNRELATED = [
+    "The billing worker retries failed charges three times with exponential backoff.",
+    "Use the design system's Button component instead of raw button elements.",
+]
+
+
+def store(contents, **fields):
+    return [
+        r.memory
+        for r in memory_store_batch(
+            [{"content": c, "category": "workflow", **fields} for c in contents], dedupe=False
+        )
+    ]
+
+
+@pytest.fixture
+def observations(db):
+    cluster = store(MIGRATIONS[:1], entities=["project:shop"], tags=["db"], priority="critical")
+    cluster += store(MIGRATIONS[1:], entities=["feature:deploy"], tags=["deploy"])
+    unrelated = store(UNRELATED)
+    return cluster, unrelated
+
+
+def test_a_cluster_of_near_duplicates_becomes_one_reflection_and_unrelated_ones_stay(observations):
+    cluster, unrelated = observations
+    report = reflection_run()
+    assert report.observations == 5 and report.clusters == 1 and len(report.created) == 1
+    reflection = Memory.objects.get(pk=report.created[0])
+    assert reflection.kind == Kind.REFLECTION and reflection.content in MIGRATIONS  # the medoid
+    assert set(reflection.sources.all()) == set(cluster)
+    assert reflection.priority == "critical" and set(reflection.tags) == {"db", "deploy"}
+    slugs = set(reflection.mentions.values_list("entity__slug", flat=True))
+    assert {"project:shop", "feature:deploy"} <= slugs
+    for memory in cluster:
+        memory.refresh_from_db()
+        assert memory.condensed_into == reflection and memory.status == "active"  # still searchable
+    for memory in unrelated:
+        memory.refresh_from_db()
+        assert memory.condensed_into is None
+    assert report.condensed == 3
+
+
+def test_a_second_run_changes_nothing(observations):
+    reflection_run()
+    before = list(Memory.objects.order_by("pk").values_list("pk", "condensed_into", "updated_at"))
+    again = reflection_run()
+    assert again.clusters == 0 and again.created == [] and again.merged == []
+    assert list(Memory.objects.order_by("pk").values_list("pk", "condensed_into", "updated_at")) == before
+
+
+def test_a_new_cluster_matching_an_existing_reflection_is_merged_into_it(observations):
+    (first,) = reflection_run().created
+    later = store(
+        [
+            "Run the database migrations before starting the web server!",
+            "Always run the database migrations before starting the web server.",
+        ],
+        tags=["ops"],
+    )
+    report = reflection_run()
+    assert report.created == [] and report.merged == [first]
+    reflection = Memory.objects.get(pk=first)
+    assert set(later) <= set(reflection.sources.all()) and "ops" in reflection.tags
+    assert Memory.objects.reflections().count() == 1
+
+
+def test_observations_older_than_the_window_are_left_alone(db):
+    old = store(MIGRATIONS)
+    Memory.objects.filter(pk__in=[m.pk for m in old]).update(created_at=timezone.now() - timedelta(days=30))
+    assert reflection_run().observations == 0
+
+
+def test_the_llm_summary_becomes_the_bullet_and_garbage_falls_back_to_the_medoid(observations, settings):
+    summary = "Run the database migrations before starting the web server (every environment)."
+    with fake_llm([{"summary": summary}]) as server:
+        settings.LLM_URL = server.url
+        report = reflection_run()
+    assert report.summarizer == "llm" and Memory.objects.get(pk=report.created[0]).content == summary
+    assert "Always run database migrations" in server.requests[0]["body"]["messages"][1]["content"]
+
+    Memory.objects.reflections().delete()
+    Memory.objects.update(condensed_into=None)
+    with fake_llm([{"answer": 42}]) as server:
+        settings.LLM_URL = server.url
+        report = reflection_run()
+    assert report.summarizer == "medoid" and "summary" in report.llm_error
+    assert Memory.objects.get(pk=report.created[0]).content in MIGRATIONS
+
+
+def test_context_prefers_the_reflection_over_its_observations(observations):
+    cluster, _ = observations
+    (reflection_id,) = reflection_run().created
+    result = context_build(query="migrations before the web server", record=False)
+    ids = [str(item.memory.pk) for item in result.items]
+    assert reflection_id in ids
+    assert not {str(m.pk) for m in cluster} & set(ids)
+
+
+def test_the_reflect_command_reports_and_records_a_run(observations, capsys):
+    call_command("reflect")
+    out = capsys.readouterr().out
+    assert "Looked at 5 observations: 1 clusters, 1 new reflections" in out
+    run = TaskRun.objects.get()
+    assert run.task == "reflect" and run.status == "done" and run.percent == 100
+    assert run.summary["condensed"] == 3
+
+
+def test_run_now_queues_a_run_the_dashboard_can_follow(db, curator):
+    run = reflection_queue(user=curator)
+    assert run.status == "queued" and run.triggered_by == curator and run.percent == 0
