@@ -22,7 +22,11 @@ def ensure_node_modules() -> None:
     lock = PLUGIN / "package-lock.json"
     if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
         subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund"], cwd=PLUGIN, check=True, capture_output=True, timeout=600
+            ["npm", "install", "--no-audit", "--no-fund"],
+            cwd=PLUGIN,
+            check=True,
+            capture_output=True,
+            timeout=600,
         )
 
 

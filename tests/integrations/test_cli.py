@@ -1,0 +1,231 @@
+"""The memlane CLI as a subprocess: install (idempotent), the memory commands against the live
+server, failing open, staying standard-library-only; and the Claude Code plugin's files."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.integrations.conftest import MEMLANE, free_port, run_memlane
+from tests.workers import ROOT
+
+pytestmark = pytest.mark.slow
+
+PLUGIN = ROOT / "clients" / "claude-code"
+
+
+def test_install_claude_code_writes_hooks_mcp_and_the_import_line_once(lane_server, memlane_env, tmp_path):
+    project = tmp_path / "billing-api"
+    project.mkdir()
+    (project / "CLAUDE.md").write_text("# Billing API\n\nUse pytest.\n")
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.local.json").write_text(
+        json.dumps(
+            {
+                "permissions": {"allow": ["Bash(ls)"]},
+                "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]},
+            }
+        )
+    )
+    for _ in range(2):
+        done, _ = run_memlane(["install", "claude-code", "--project", str(project)], memlane_env)
+        assert done.returncode == 0, done.stderr
+
+    settings = json.loads((project / ".claude" / "settings.local.json").read_text())
+    assert settings["permissions"] == {"allow": ["Bash(ls)"]}  # other settings kept
+    commands = {
+        event: [hook["command"] for group in groups for hook in group["hooks"]]
+        for event, groups in settings["hooks"].items()
+    }
+    assert commands["Stop"][0] == "say done"  # someone else's hook kept
+    for event, name in [
+        ("SessionStart", "session-start"),
+        ("UserPromptSubmit", "user-prompt-submit"),
+        ("PostToolUse", "post-tool-use"),
+        ("Stop", "stop"),
+        ("PreCompact", "pre-compact"),
+        ("SessionEnd", "session-end"),
+    ]:
+        ours = [c for c in commands[event] if c.endswith(f"hook {name}")]
+        assert ours == [f"{MEMLANE} hook {name}"], commands[event]
+    assert settings["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
+
+    server = json.loads((project / ".mcp.json").read_text())["mcpServers"]["memory-lane"]
+    assert server["type"] == "http" and server["url"] == "${MEMLANE_URL:-" + lane_server + "}/mcp"
+    assert server["headersHelper"] == f"{MEMLANE} mcp-headers"
+    claude_md = (project / "CLAUDE.md").read_text()
+    assert claude_md.startswith("# Billing API\n") and claude_md.count("@.claude/team-memory.md") == 1
+    assert (project / ".claude" / "team-memory.md").read_text().startswith("# Team memory")
+
+    headers, _ = run_memlane(["mcp-headers"], memlane_env)
+    assert json.loads(headers.stdout) == {"Authorization": f"Bearer {memlane_env['MEMLANE_TOKEN']}"}
+
+
+def test_install_opencode_copies_the_plugin_and_writes_the_import_line_once(memlane_env, tmp_path):
+    project = tmp_path / "shop"
+    for _ in range(2):
+        done, _ = run_memlane(["install", "opencode", "--project", str(project)], memlane_env)
+        assert done.returncode == 0, done.stderr
+    plugin = (project / ".opencode" / "plugins" / "memory-lane.ts").read_text()
+    assert plugin == (ROOT / "clients" / "opencode" / "src" / "memory-lane.ts").read_text()
+    package = json.loads((project / ".opencode" / "package.json").read_text())
+    assert package["dependencies"]["@opencode-ai/plugin"]
+    assert json.loads((project / "opencode.json").read_text())["instructions"] == [".claude/team-memory.md"]
+    assert (project / "AGENTS.md").read_text().count("@.claude/team-memory.md") == 1
+
+
+def test_install_saves_url_and_token_in_a_private_config_file(memlane_env, tmp_path):
+    env = {k: v for k, v in memlane_env.items() if k not in {"MEMLANE_URL", "MEMLANE_TOKEN"}}
+    done, _ = run_memlane(
+        [
+            "install",
+            "claude-code",
+            "--project",
+            str(tmp_path / "p"),
+            "--url",
+            memlane_env["MEMLANE_URL"],
+            "--token",
+            memlane_env["MEMLANE_TOKEN"],
+        ],
+        env,
+    )
+    assert done.returncode == 0, done.stderr
+    config = tmp_path / "config.json"
+    assert json.loads(config.read_text()) == {
+        "url": memlane_env["MEMLANE_URL"],
+        "token": memlane_env["MEMLANE_TOKEN"],
+    }
+    assert config.stat().st_mode & 0o777 == 0o600
+    shown, _ = run_memlane(["config"], env)
+    assert json.loads(shown.stdout)["token"].endswith("…")  # never printed whole
+
+
+def test_remember_recall_feedback_context_and_export(lane_server, memlane_env, tmp_path):
+    memlane_env = {**memlane_env, "MEMLANE_TIMEOUT": "60"}  # the server's first store loads the model
+    done, _ = run_memlane(
+        [
+            "remember",
+            "Use",
+            "payments/gateway.py",
+            "for",
+            "every",
+            "charge;",
+            "never",
+            "call",
+            "stripe",
+            "directly.",
+            "--type",
+            "correction",
+            "--category",
+            "gotcha",
+            "--priority",
+            "critical",
+            "--entity",
+            "project:billing-api",
+            "--json",
+        ],
+        memlane_env,
+    )
+    assert done.returncode == 0, done.stderr
+    stored = json.loads(done.stdout)
+    memory_id = stored["memory"]["id"]
+    assert stored["operation"] == "ADD" and stored["memory"]["entities"] == ["project:billing-api"]
+
+    recalled, _ = run_memlane(["recall", "how", "do", "we", "charge", "cards?"], memlane_env)
+    assert recalled.returncode == 0 and recalled.stdout.startswith(f"- [{memory_id}] (correction, candidate,")
+
+    rated, _ = run_memlane(["feedback", memory_id, "helpful", "--note", "right on"], memlane_env)
+    assert rated.returncode == 0 and rated.stdout.startswith(f"helpful: {memory_id} now scores 1.10")
+
+    context, _ = run_memlane(["context", "--project", "billing-api"], memlane_env)
+    assert memory_id in context.stdout and context.stdout.startswith("<team-memory")
+
+    target = tmp_path / "project" / ".claude" / "team-memory.md"
+    exported, _ = run_memlane(["export", "--write", str(target)], memlane_env)
+    assert exported.returncode == 0 and target.read_text().startswith("# Team memory")
+
+
+def test_a_refused_request_explains_itself_and_exits_1(lane_server, memlane_env):
+    memlane_env = {**memlane_env, "MEMLANE_TIMEOUT": "60"}
+    for slug, text in (
+        ("person:mark-robinson", "Mark Robinson owns the ledger."),
+        ("person:mark-smith", "Mark Smith runs CI images."),
+    ):
+        assert run_memlane(["remember", text, "--entity", slug], memlane_env)[0].returncode == 0
+    done, _ = run_memlane(["recall", "who owns it", "--entity", "Mark"], memlane_env)
+    assert done.returncode == 1 and done.stdout == ""
+    assert (
+        "CLARIFICATION_REQUIRED" in done.stderr and "person:mark-robinson, person:mark-smith" in done.stderr
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["remember", "x y z"],
+        ["recall", "anything"],
+        ["feedback", "00000000-0000-0000-0000-000000000000", "helpful"],
+        ["context"],
+        ["export"],
+        ["export", "--write", "out.md"],
+    ],
+)
+def test_commands_fail_open_when_the_server_is_down(args, memlane_env, tmp_path):
+    env = {**memlane_env, "MEMLANE_URL": f"http://127.0.0.1:{free_port()}", "MEMLANE_TIMEOUT": "1"}
+    done, seconds = run_memlane(args, env, cwd=str(tmp_path))
+    assert done.returncode == 0 and done.stdout == "" and seconds < 2.0
+    assert "unavailable" in done.stderr and not (tmp_path / "out.md").exists()
+
+
+def test_the_client_imports_only_the_standard_library_and_starts_fast(tmp_path):
+    modules = "clients.memlane." + ", clients.memlane.".join(
+        ["cli", "config", "client", "hooks", "install", "state", "transcript", "upload"]
+    )
+    code = f"import sys, {modules}; print(sorted(m.split('.')[0] for m in sys.modules))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True
+    )
+    loaded = set(eval(done.stdout))  # noqa: S307 - our own output
+    assert not loaded & {"django", "rest_framework", "memory", "api", "memorylane", "mcp", "httpx"}
+    source = "\n".join(path.read_text() for path in (ROOT / "clients" / "memlane").glob("*.py"))
+    assert not re.search(
+        r"^\s*(import|from)\s+(django|rest_framework|memory|api|memorylane|requests|httpx)\b", source, re.M
+    )
+    version = subprocess.run([MEMLANE, "--version"], capture_output=True, text=True, check=True)
+    assert version.stdout.strip() == "memlane 0.1.0"
+
+
+def test_the_claude_code_plugin_declares_its_hooks_skills_mcp_server_and_marketplace():
+    manifest = json.loads((PLUGIN / ".claude-plugin" / "plugin.json").read_text())
+    assert re.fullmatch(r"[a-z][a-z0-9]*(-[a-z0-9]+)*", manifest["name"])
+    marketplace = json.loads((PLUGIN / ".claude-plugin" / "marketplace.json").read_text())
+    assert marketplace["owner"]["name"] and marketplace["plugins"][0] == {
+        **marketplace["plugins"][0],
+        "name": manifest["name"],
+        "source": "./",
+    }
+    hooks = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
+    assert {event: [h["command"] for g in groups for h in g["hooks"]] for event, groups in hooks.items()} == {
+        "SessionStart": ["memlane hook session-start"],
+        "UserPromptSubmit": ["memlane hook user-prompt-submit"],
+        "PostToolUse": ["memlane hook post-tool-use"],
+        "Stop": ["memlane hook stop"],
+        "PreCompact": ["memlane hook pre-compact"],
+        "SessionEnd": ["memlane hook session-end"],
+    }
+    assert hooks["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
+    assert hooks["PostToolUse"][0]["matcher"] == "Edit|Write|MultiEdit|NotebookEdit"
+    assert hooks["PostToolUse"][0]["hooks"][0]["async"] is True
+    server = json.loads((PLUGIN / ".mcp.json").read_text())["mcpServers"]["memory-lane"]
+    assert server["type"] == "http" and server["url"].endswith("/mcp")
+    for skill in ("remember", "recall", "feedback"):
+        text = (PLUGIN / "skills" / skill / "SKILL.md").read_text()
+        front = text.split("---")[1]
+        assert re.search(rf"^name: {skill}$", front, re.M) and re.search(
+            r"^description: .{40,}", front, re.M
+        )
+        assert "$ARGUMENTS" in text and f"memlane {skill}" in text
