@@ -51,6 +51,7 @@ format: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m bench.retrieval bench/data/memorylane.jsonl
 	$(PY) -m bench.latency --memories 10000
+	$(PY) -m bench.pipeline
 
 clean-data:
 	$(PY) -m memorylane.embedded stop || true
