@@ -131,3 +131,26 @@ def test_the_reflect_command_reports_and_records_a_run(observations, capsys):
 def test_run_now_queues_a_run_the_dashboard_can_follow(db, curator):
     run = reflection_queue(user=curator)
     assert run.status == "queued" and run.triggered_by == curator and run.percent == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_second_run_while_one_is_in_progress_does_nothing(test_database_url):
+    import psycopg
+
+    from memory.services.reflection import LOCK_KEY
+
+    store(MIGRATIONS)
+    with psycopg.connect(test_database_url) as other:  # another worker's run holds the lock
+        other.execute("SELECT pg_advisory_lock(%s)", [LOCK_KEY])
+        report = reflection_run()
+        assert report.skipped == "another reflection run is in progress" and report.created == []
+        other.execute("SELECT pg_advisory_unlock(%s)", [LOCK_KEY])
+    assert len(reflection_run().created) == 1
+
+
+def test_the_decay_command_records_its_run(db, capsys):
+    store(MIGRATIONS[:1])
+    call_command("decay")
+    assert "Examined 1 memories" in capsys.readouterr().out
+    run = TaskRun.objects.get(task="decay")
+    assert run.status == "done" and run.summary["examined"] == 1 and run.finished_at is not None
