@@ -63,7 +63,7 @@ def ensure_line(path: Path, line: str, block: str) -> bool:
     text = path.read_text() if path.exists() else ""
     if any(existing.strip() == line for existing in text.splitlines()):
         return False
-    path.write_text(text + ("\n" if text and not text.endswith("\n") else "") + block.lstrip("\n"))
+    path.write_text((text.rstrip("\n") + "\n\n" if text.strip() else "") + block.lstrip("\n"))
     return True
 
 

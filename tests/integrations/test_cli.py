@@ -225,7 +225,5 @@ def test_the_claude_code_plugin_declares_its_hooks_skills_mcp_server_and_marketp
     for skill in ("remember", "recall", "feedback"):
         text = (PLUGIN / "skills" / skill / "SKILL.md").read_text()
         front = text.split("---")[1]
-        assert re.search(rf"^name: {skill}$", front, re.M) and re.search(
-            r"^description: .{40,}", front, re.M
-        )
+        assert re.search(rf"^name: {skill}$", front, re.M) and re.search(r"^description: .{40,}", front, re.M)
         assert "$ARGUMENTS" in text and f"memlane {skill}" in text
