@@ -35,6 +35,7 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 
 from api import serializers as s
 from api.exceptions import exception_handler
+from api.throttling import token_call_wait
 from api.views import memories_with_entities, store_fields, store_result
 from memory.conf import setting
 from memory.models import Category, Memory, MemoryType, Priority, Scope, Signal
@@ -102,6 +103,7 @@ class MemoryLaneAccessToken(AccessToken):
     """The SDK's access token plus the user it belongs to."""
 
     user_id: int
+    token_id: int
 
 
 class ApiTokenVerifier:
@@ -126,6 +128,7 @@ def _verify(key: str) -> MemoryLaneAccessToken | None:
             scopes=sorted(scopes),
             expires_at=int(token.expires_at.timestamp()) if token.expires_at else None,
             user_id=token.user_id,
+            token_id=token.pk,
         )
     finally:
         close_old_connections()
@@ -162,6 +165,9 @@ def _in_django(scope: str, work: Callable[..., Any], *args: Any) -> Any:
             raise drf_exceptions.NotAuthenticated()
         if scope not in token.scopes:
             raise drf_exceptions.PermissionDenied(f"This request needs the '{scope}' scope.")
+        wait = token_call_wait(token.token_id)  # one budget per token with the REST API
+        if wait is not None:
+            raise drf_exceptions.Throttled(wait)
         user = get_user_model().objects.filter(pk=token.user_id, is_active=True).first()
         if user is None:
             raise drf_exceptions.AuthenticationFailed("The token is invalid, revoked or expired.")

@@ -28,3 +28,20 @@ class TokenRateThrottle(SimpleRateThrottle):
         else:
             ident = f"ip-{self.get_ident(request)}"
         return self.cache_format % {"scope": self.scope, "ident": ident}
+
+
+def token_call_wait(token_id: int) -> float | None:
+    """Count one call by API token ``token_id`` made outside DRF (an MCP tool call) against the same
+    budget as its REST requests. None when allowed, else the seconds to wait."""
+    throttle = TokenRateThrottle()
+    throttle.rate = throttle.get_rate()
+    throttle.num_requests, throttle.duration = throttle.parse_rate(throttle.rate)
+    throttle.key = throttle.cache_format % {"scope": throttle.scope, "ident": f"token-{token_id}"}
+    throttle.history = throttle.cache.get(throttle.key, [])
+    throttle.now = throttle.timer()
+    while throttle.history and throttle.history[-1] <= throttle.now - throttle.duration:
+        throttle.history.pop()
+    if len(throttle.history) >= throttle.num_requests:
+        return throttle.wait()
+    throttle.throttle_success()
+    return None

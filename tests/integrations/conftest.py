@@ -47,10 +47,10 @@ def wait_healthy(base: str, process: subprocess.Popen, log: Path, seconds: float
 
 
 @contextlib.contextmanager
-def uvicorn_server(database_url: str, log: Path, *, lifespan: str = "on"):
+def uvicorn_server(database_url: str, log: Path, *, lifespan: str = "on", extra_env: dict | None = None):
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in {"REDIS_URL"}}
-    env.update(DATABASE_URL=database_url, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    env.update(DATABASE_URL=database_url, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **(extra_env or {}))
     handle = open(log, "wb")  # noqa: SIM115 - closed below
     command = [sys.executable, "-m", "uvicorn", "memorylane.asgi:application", "--host", "127.0.0.1"]
     command += ["--port", str(port), "--lifespan", lifespan, "--no-access-log"]

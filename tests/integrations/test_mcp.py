@@ -245,3 +245,17 @@ def test_the_mcp_endpoint_works_when_the_server_runs_without_lifespan_events(
         tools, exported = run(scenario())
     assert len(tools.tools) == 6
     assert exported.contents[0].text.startswith("# Team memory")
+
+
+def test_tool_calls_share_the_token_s_rate_limit_with_the_rest_api(test_database_url, tmp_path, tokens):
+    env = {"MEMORYLANE_THROTTLE_RATE": "3/min"}
+    with uvicorn_server(test_database_url, tmp_path / "uvicorn.log", extra_env=env) as base:
+        assert api(base, tokens["member"], "GET", "/observations")[0] == 200  # one REST request
+
+        async def scenario():
+            async with session(base, tokens["member"]) as client:
+                return [await client.call_tool("memory_lane_find", {"query": "deploys"}) for _ in range(3)]
+
+        results = run(scenario())
+    assert [r.is_error for r in results] == [False, False, True]
+    assert results[2].structured_content["error"]["code"] == "THROTTLED"
