@@ -77,7 +77,7 @@ def stacked_columns(
     max_labels: int = 8,
 ) -> ColumnChart:
     """Stacked columns, one per label; ``series`` maps a name to one value per label."""
-    left, right, top, bottom = 36, 8, 10, 24
+    left, right, top, bottom = 30, 6, 10, 22
     plot_w, plot_h = width - left - right, height - top - bottom
     totals = [sum(values[i] for values in series.values()) for i in range(len(labels))]
     axis_max = nice_max(max(totals, default=0))
@@ -146,8 +146,8 @@ class BarChart:
         return self.label_width - 8
 
 
-def horizontal_bars(items: list[tuple[str, int]], *, width: int = 640, bar_height: int = 22) -> BarChart:
-    label_w, gap, value_room = 110, 8, 40
+def horizontal_bars(items: list[tuple[str, int]], *, width: int = 420, bar_height: int = 22) -> BarChart:
+    label_w, gap, value_room = 96, 8, 34
     plot_w = width - label_w - value_room
     top = max((value for _, value in items), default=0) or 1
     bars = []

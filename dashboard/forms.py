@@ -18,6 +18,12 @@ from memory.models import (
 )
 
 
+class DashboardForm(forms.Form):
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("label_suffix", "")  # "Type", not "Type:"
+        super().__init__(*args, **kwargs)
+
+
 def _any(choices, label: str = "Any") -> list[tuple[str, str]]:
     return [("", label), *[(value, text.replace("_", " ")) for value, text in choices]]
 
@@ -27,7 +33,7 @@ def split_list(text: str) -> list[str]:
     return [part.strip() for part in text.replace("\n", ",").split(",") if part.strip()]
 
 
-class MemoryFilterForm(forms.Form):
+class MemoryFilterForm(DashboardForm):
     q = forms.CharField(label="Search", required=False, max_length=2000)
     type = forms.ChoiceField(label="Type", required=False, choices=_any(MemoryType.choices))
     category = forms.ChoiceField(label="Category", required=False, choices=_any(Category.choices))
@@ -42,7 +48,7 @@ class MemoryFilterForm(forms.Form):
             del self.fields["status"]
 
 
-class MemoryEditForm(forms.Form):
+class MemoryEditForm(DashboardForm):
     content = forms.CharField(label="Content", widget=forms.Textarea(attrs={"rows": 5}), max_length=8000)
     memory_type = forms.ChoiceField(label="Type", choices=MemoryType.choices)
     category = forms.ChoiceField(label="Category", choices=Category.choices)
@@ -84,15 +90,15 @@ class MemoryEditForm(forms.Form):
         }
 
 
-class RejectForm(forms.Form):
+class RejectForm(DashboardForm):
     reason = forms.CharField(label="Reason", required=False, max_length=1000)
 
 
-class DeprecateForm(forms.Form):
+class DeprecateForm(DashboardForm):
     reason = forms.CharField(label="Reason", max_length=1000, error_messages={"required": "Say why."})
 
 
-class MergeForm(forms.Form):
+class MergeForm(DashboardForm):
     target = forms.UUIDField(
         label="Merge into", required=False, error_messages={"invalid": "That is not a memory id."}
     )
@@ -109,45 +115,45 @@ class MergeForm(forms.Form):
         return data
 
 
-class FeedbackForm(forms.Form):
+class FeedbackForm(DashboardForm):
     signal = forms.ChoiceField(label="Signal", choices=Signal.choices)
     note = forms.CharField(label="Note", required=False, max_length=2000)
 
 
-class MaturityActionForm(forms.Form):
+class MaturityActionForm(DashboardForm):
     action = forms.ChoiceField(
         choices=[("promote", "Promote"), ("deprecate", "Deprecate"), ("reset", "Reset")]
     )
     reason = forms.CharField(required=False, max_length=1000)
 
 
-class MentionResolveForm(forms.Form):
+class MentionResolveForm(DashboardForm):
     slug = forms.CharField(
         label="Entity", max_length=200, error_messages={"required": "Pick or type the entity's slug."}
     )
 
 
-class EntityMergeForm(forms.Form):
+class EntityMergeForm(DashboardForm):
     source = forms.CharField(label="Merge this entity", max_length=200)
     target = forms.CharField(label="into this one", max_length=200)
 
 
-class AliasesForm(forms.Form):
+class AliasesForm(DashboardForm):
     aliases = forms.CharField(label="Aliases", required=False, help_text="Comma-separated.")
 
 
-class EntityFilterForm(forms.Form):
+class EntityFilterForm(DashboardForm):
     q = forms.CharField(label="Name or slug", required=False, max_length=200)
     type = forms.ChoiceField(label="Type", required=False, choices=_any(EntityType.choices))
 
 
-class SessionFilterForm(forms.Form):
+class SessionFilterForm(DashboardForm):
     q = forms.CharField(label="Session id", required=False, max_length=200)
     agent = forms.ChoiceField(label="Agent", required=False, choices=_any(Agent.choices))
     extraction = forms.ChoiceField(label="Extraction", required=False, choices=_any(ExtractionStatus.choices))
 
 
-class ExportForm(forms.Form):
+class ExportForm(DashboardForm):
     project = forms.CharField(
         label="Project",
         required=False,
@@ -156,7 +162,7 @@ class ExportForm(forms.Form):
     )
 
 
-class TokenForm(forms.Form):
+class TokenForm(DashboardForm):
     name = forms.CharField(
         label="Name", required=False, max_length=100, help_text="E.g. “laptop claude-code”."
     )

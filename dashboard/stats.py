@@ -115,5 +115,5 @@ def overview(now: datetime | None = None) -> dict:
     }
 
 
-def recent_activity(limit: int = 12):
+def recent_activity(limit: int = 8):
     return MemoryEvent.objects.select_related("actor", "memory").order_by("-created_at", "-pk")[:limit]

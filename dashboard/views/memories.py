@@ -186,8 +186,7 @@ def memory_detail(request, pk):
         "servable": Memory.objects.servable().filter(pk=memory.pk).exists(),
         "deprecate_form": DeprecateForm(),
         "multiplier": setting("MATURITY_MULTIPLIERS").get(memory.maturity),
-        "can_promote": memory.maturity != Maturity.DEPRECATED
-        and not (memory.maturity == Maturity.PROVEN and memory.maturity_pinned),
+        "can_promote": memory.maturity in (Maturity.CANDIDATE, Maturity.ESTABLISHED),
     }
     return render_page(request, "dashboard/memory_detail.html", context)
 

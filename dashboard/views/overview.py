@@ -14,8 +14,8 @@ def overview(request):
     maturity_labels, maturity_series = stats.maturity_by_week()
     context = {
         "figures": figures,
-        "maturity_chart": charts.stacked_columns(maturity_labels, maturity_series, max_labels=6),
-        "feedback_chart": charts.stacked_columns(feedback_labels, feedback_series, max_labels=6),
+        "maturity_chart": charts.stacked_columns(maturity_labels, maturity_series, max_labels=4),
+        "feedback_chart": charts.stacked_columns(feedback_labels, feedback_series, max_labels=5),
         "category_chart": charts.horizontal_bars(figures["by_category"]),
         "activity": stats.recent_activity(),
         "tasks": stats.task_health(),
