@@ -9,6 +9,7 @@ from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
+from django.shortcuts import redirect
 
 from memory.models import Memory, Status
 
@@ -54,3 +55,19 @@ def visible_memories(user):
     as in the API."""
     queryset = Memory.objects.all()
     return queryset if is_curator(user) else queryset.filter(status=Status.ACTIVE)
+
+
+def fragment_of(page: str, *, with_pk: bool = False):
+    """A GET that only answers htmx with a piece of ``page``; a browser opening the URL itself is sent
+    to the whole page instead of being shown a fragment out of context."""
+
+    def decorator(view):
+        @wraps(view)
+        def wrapper(request, *args, **kwargs):
+            if request.method == "GET" and not request.htmx:
+                return redirect(page, *([kwargs["pk"]] if with_pk else []))
+            return view(request, *args, **kwargs)
+
+        return wrapper
+
+    return decorator

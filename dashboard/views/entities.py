@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from dashboard.forms import AliasesForm, EntityFilterForm, EntityMergeForm, MentionResolveForm, split_list
-from dashboard.permissions import curator_required, is_curator, member_required
+from dashboard.permissions import curator_required, fragment_of, is_curator, member_required
 from dashboard.views.common import form_error, human_error, paginate, render_page
 from memory.models import Entity, EntityMention
 from memory.services import entities as entity_service
@@ -126,6 +126,7 @@ def entity_merge(request):
 
 @require_http_methods(["GET", "POST"])
 @curator_required
+@fragment_of("dashboard:entities")
 def entity_aliases(request, pk):
     entity = get_object_or_404(_entities(), pk=pk)
     if request.method == "GET":
@@ -156,5 +157,6 @@ def entity_aliases(request, pk):
 
 @require_GET
 @curator_required
+@fragment_of("dashboard:entities")
 def entity_row(request, pk):
     return render_page(request, TEMPLATE, {"entity": get_object_or_404(_entities(), pk=pk)}, partial="entity")

@@ -7,7 +7,7 @@ from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_POST
 
-from dashboard.permissions import curator_required, member_required, visible_memories
+from dashboard.permissions import curator_required, fragment_of, member_required, visible_memories
 from dashboard.views.common import human_error, paginate, render_page, with_entities
 from memory.models import Kind, TaskName, TaskRun, TaskRunStatus
 from memory.services.errors import MemoryLaneError
@@ -56,6 +56,7 @@ def reflection_run(request):
 
 @require_GET
 @member_required
+@fragment_of("dashboard:reflections")
 def reflection_run_status(request, pk):
     """The run's progress box. While the run is queued or running it polls itself every second;
     when the run finishes, the list reloads once (the "reflections-changed" event)."""

@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from dashboard.forms import MemoryEditForm, MergeForm, RejectForm
-from dashboard.permissions import curator_required
+from dashboard.permissions import curator_required, fragment_of
 from dashboard.views.common import form_error, human_error, paginate, render_page, with_entities
 from memory.models import Memory, Status
 from memory.services import curation
@@ -53,6 +53,7 @@ def review_queue(request):
 
 @require_GET
 @curator_required
+@fragment_of("dashboard:review")
 def review_item(request, pk):
     return _item(request, _memory(pk))
 
@@ -81,6 +82,7 @@ def review_reject(request, pk):
 
 @require_http_methods(["GET", "POST"])
 @curator_required
+@fragment_of("dashboard:review")
 def review_edit(request, pk):
     memory = _memory(pk)
     if request.method == "GET":
@@ -105,6 +107,7 @@ def review_edit(request, pk):
 
 @require_http_methods(["GET", "POST"])
 @curator_required
+@fragment_of("dashboard:review")
 def review_merge(request, pk):
     memory = _memory(pk)
     context = {"memory": memory, "candidates": curation.merge_candidates(memory=memory)}

@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.forms import SessionFilterForm
-from dashboard.permissions import curator_required, member_required, visible_memories
+from dashboard.permissions import curator_required, fragment_of, member_required, visible_memories
 from dashboard.views.common import human_error, paginate, render_page, with_entities
 from memory.models import ExtractionStatus, Recall, Session
 from memory.services.errors import MemoryLaneError
@@ -65,6 +65,7 @@ def session_detail(request, pk):
 
 @require_GET
 @member_required
+@fragment_of("dashboard:session_detail", with_pk=True)
 def session_status(request, pk):
     """The extraction status box; it polls itself while a re-run is pending or running."""
     session = _session(pk)
