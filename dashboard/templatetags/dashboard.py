@@ -91,3 +91,16 @@ def duration(milliseconds) -> str:
         return f"{minutes} min {seconds} s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes} min"
+
+
+@register.filter
+def summary_items(summary: dict) -> list[tuple[str, object]]:
+    """A job's summary for people: numbers and short words as they are, lists as their length."""
+    items = []
+    for key, value in (summary or {}).items():
+        if isinstance(value, list | tuple | dict):
+            value = len(value)
+        elif value in ("", None):
+            continue
+        items.append((label(key), value))
+    return items

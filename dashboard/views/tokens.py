@@ -47,9 +47,11 @@ def token_list(request):
         form.add_error("scopes", str(exc))
         return render_page(request, TEMPLATE, _context(request, form), status=422)
     # Rendered, not redirected: the key exists only in this response and is never stored.
-    return render_page(
+    response = render_page(
         request, TEMPLATE, _context(request, TokenForm(curator=curator), new_token=token, new_key=key)
     )
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 @require_POST
