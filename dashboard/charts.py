@@ -77,7 +77,7 @@ def stacked_columns(
     max_labels: int = 8,
 ) -> ColumnChart:
     """Stacked columns, one per label; ``series`` maps a name to one value per label."""
-    left, right, top, bottom = 30, 6, 10, 22
+    left, right, top, bottom = 32, 6, 10, 24
     plot_w, plot_h = width - left - right, height - top - bottom
     totals = [sum(values[i] for values in series.values()) for i in range(len(labels))]
     axis_max = nice_max(max(totals, default=0))
