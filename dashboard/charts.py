@@ -72,12 +72,12 @@ def stacked_columns(
     labels: list[str],
     series: dict[str, list[int]],
     *,
-    width: int = 640,
-    height: int = 220,
-    max_labels: int = 8,
+    width: int = 420,
+    height: int = 210,
+    max_labels: int = 5,
 ) -> ColumnChart:
     """Stacked columns, one per label; ``series`` maps a name to one value per label."""
-    left, right, top, bottom = 32, 6, 10, 24
+    left, right, top, bottom = 32, 20, 10, 24  # room for the last date label
     plot_w, plot_h = width - left - right, height - top - bottom
     totals = [sum(values[i] for values in series.values()) for i in range(len(labels))]
     axis_max = nice_max(max(totals, default=0))
@@ -105,9 +105,8 @@ def stacked_columns(
                 show_label=(len(labels) - 1 - i) % every == 0,
             )
         )
-    ticks = [Tick(v, round(top + plot_h - plot_h * v / axis_max, 2)) for v in (0, axis_max // 2, axis_max)]
-    if axis_max == 1:
-        ticks = [Tick(0, top + plot_h), Tick(1, top)]
+    values = (0, axis_max // 2, axis_max) if axis_max % 2 == 0 else (0, axis_max)
+    ticks = [Tick(v, round(top + plot_h - plot_h * v / axis_max, 2)) for v in values]
     return ColumnChart(
         width=width,
         height=height,
