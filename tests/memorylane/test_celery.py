@@ -56,7 +56,8 @@ def test_a_task_sent_through_the_filesystem_broker_runs_in_a_real_worker(test_da
 def test_a_task_sent_through_redis_runs_in_a_real_worker(test_database_url, tmp_path):
     redis_url = "redis://127.0.0.1:6379/15"
     queue = f"memorylane-test-{uuid.uuid4().hex}"
-    client = Celery("memorylane-test", broker=redis_url, backend=redis_url)
+    # Not the current app: shared tasks (extraction queued by /end) must keep using the project's app.
+    client = Celery("memorylane-test", broker=redis_url, backend=redis_url, set_as_current=False)
     client.conf.task_serializer = "json"
     with celery_worker(
         env={"DATABASE_URL": test_database_url, "REDIS_URL": redis_url},
