@@ -156,7 +156,7 @@ def main() -> int:
         if not stopping.is_set() and all(child.poll() is None for child in children.values()):
             print(
                 f"\n  Memory Lane is running at {base}/\n"
-                f"  Dashboard and admin: {base}/admin/ (log in as 'admin')\n"
+                f"  Dashboard: {base}/ (log in as 'admin')   Django admin: {base}/admin/\n"
                 f"  API docs: {base}/api/docs/   Health: {base}/api/v1/health\n"
                 "  Press Ctrl-C to stop.\n",
                 flush=True,
