@@ -476,7 +476,7 @@ MEMORY_LANE: dict = {
                                   r"\bfail(s|ed|ing)?\b", r"\bbug\b"],
     "EXTRACTION_CRITICAL_CUES": [r"\bsecurity\b", r"\bsecrets?\b", r"\bproduction\b", r"\bdata loss\b",
                                  r"\bnever\b"],
-    # Retries of transient failures (database, embedder, broker): exponential backoff with full jitter.
+    # Retries of transient failures (database, embedder, disk): exponential backoff with jitter.
     "EXTRACTION_MAX_ATTEMPTS": 4,
     "EXTRACTION_RETRY_BASE_SECONDS": 5,
     "EXTRACTION_RETRY_MAX_SECONDS": 300,

@@ -491,7 +491,7 @@ def extraction_fail(session_id, error: Exception) -> None:
 
 
 def retry_delay(attempt: int, rng=None) -> float:
-    """Exponential backoff with full jitter: uniform(0, min(max, base × 2^attempt))."""
+    """Exponential backoff with jitter: uniform(c/2, c) where c = min(max, base × 2^attempt)."""
     import random
 
     ceiling = min(

@@ -205,3 +205,13 @@ def test_the_extract_command_runs_pending_sessions_and_summarizes(ended_session,
     out = capsys.readouterr().out
     assert "Extracted 2 sessions (6 messages)" in out and "0 failed" in out
     assert set(Session.objects.values_list("extraction_status", flat=True)) == {"done"}
+
+
+def test_retry_delays_grow_exponentially_with_jitter_up_to_the_cap():
+    import random
+
+    rng = random.Random(1)
+    delays = [[extraction.retry_delay(attempt, rng) for _ in range(50)] for attempt in range(8)]
+    assert all(2.5 <= d <= 5 for d in delays[0]) and all(10 <= d <= 20 for d in delays[2])
+    assert all(150 <= d <= 300 for d in delays[7])  # 5 × 2^7 = 640 is capped at 300
+    assert len({round(d, 6) for d in delays[3]}) > 40  # jittered, not a fixed schedule
