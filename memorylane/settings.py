@@ -444,11 +444,23 @@ MEMORY_LANE: dict = {
     "EXTRACTION_SOURCE_CHUNK_CHARS": 1500,
     "EXTRACTION_CUES": {
         # Correction cues count in user turns only; the others in user and assistant turns.
-        "correction": [r"^(no|nope)\b[,.!]", r"\bdon'?t\b", r"\bdo not\b", r"\bthat'?s (wrong|not right)\b",
-                       r"\bactually\b", r"\binstead\b", r"\bstop\b"],
+        "correction": [
+            r"^(no|nope)\b[,.!]",
+            r"\bdon'?t\b",
+            r"\bdo not\b",
+            r"\bthat'?s (wrong|not right)\b",
+            r"\bactually\b",
+            r"\binstead\b",
+            r"\bstop\b",
+        ],
         "commitment": [r"\balways\b", r"\bnever\b", r"\bfrom now on\b", r"\bmake sure\b", r"\bprefer\b"],
-        "decision": [r"\bwe decided\b", r"\blet'?s go with\b", r"\bchose\b", r"\bdecided to\b",
-                     r"\b\w+ instead of \w+\b"],
+        "decision": [
+            r"\bwe decided\b",
+            r"\blet'?s go with\b",
+            r"\bchose\b",
+            r"\bdecided to\b",
+            r"\b\w+ instead of \w+\b",
+        ],
         "insight": [r"\bturns out\b", r"\broot cause\b", r"\bthe problem was\b", r"\bthe issue was\b"],
         "gap": [r"\bnot supported\b", r"\bmissing\b", r"\black(s|ing)?\b"],
     },
@@ -472,10 +484,21 @@ MEMORY_LANE: dict = {
         "insight": "gotcha",
         "gap": "workflow",
     },
-    "EXTRACTION_DEBUGGING_CUES": [r"\berror\b", r"\btraceback\b", r"\bexception\b", r"\bstack trace\b",
-                                  r"\bfail(s|ed|ing)?\b", r"\bbug\b"],
-    "EXTRACTION_CRITICAL_CUES": [r"\bsecurity\b", r"\bsecrets?\b", r"\bproduction\b", r"\bdata loss\b",
-                                 r"\bnever\b"],
+    "EXTRACTION_DEBUGGING_CUES": [
+        r"\berror\b",
+        r"\btraceback\b",
+        r"\bexception\b",
+        r"\bstack trace\b",
+        r"\bfail(s|ed|ing)?\b",
+        r"\bbug\b",
+    ],
+    "EXTRACTION_CRITICAL_CUES": [
+        r"\bsecurity\b",
+        r"\bsecrets?\b",
+        r"\bproduction\b",
+        r"\bdata loss\b",
+        r"\bnever\b",
+    ],
     # Retries of transient failures (database, embedder, disk): exponential backoff with jitter.
     "EXTRACTION_MAX_ATTEMPTS": 4,
     "EXTRACTION_RETRY_BASE_SECONDS": 5,
@@ -525,7 +548,10 @@ if config_path := os.environ.get("MEMORYLANE_CONFIG"):
     MEMORY_LANE.update(overrides)
 
 CELERY_BEAT_SCHEDULE = {
-    "reflect-daily": {"task": "memory.tasks.reflect_task", "schedule": MEMORY_LANE["REFLECTION_EVERY_SECONDS"]},
+    "reflect-daily": {
+        "task": "memory.tasks.reflect_task",
+        "schedule": MEMORY_LANE["REFLECTION_EVERY_SECONDS"],
+    },
     "decay-weekly": {"task": "memory.tasks.decay_task", "schedule": MEMORY_LANE["DECAY_EVERY_SECONDS"]},
     "extraction-sweep": {
         "task": "memory.tasks.extraction_sweep_task",
