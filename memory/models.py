@@ -592,7 +592,8 @@ class ApiToken(models.Model):
 
 
 class TaskName(models.TextChoices):
-    EXTRACT = "extract"
+    """Periodic jobs with runs to follow. Extraction is tracked on each session instead."""
+
     REFLECT = "reflect"
     DECAY = "decay"
 

@@ -18,7 +18,7 @@ class Migration(migrations.Migration):
             name='TaskRun',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('task', models.CharField(choices=[('extract', 'Extract'), ('reflect', 'Reflect'), ('decay', 'Decay')], max_length=16)),
+                ('task', models.CharField(choices=[('reflect', 'Reflect'), ('decay', 'Decay')], max_length=16)),
                 ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed')], default='queued', max_length=16)),
                 ('progress_done', models.PositiveIntegerField(default=0)),
                 ('progress_total', models.PositiveIntegerField(default=0)),
@@ -31,7 +31,7 @@ class Migration(migrations.Migration):
             ],
             options={
                 'ordering': ['-queued_at'],
-                'constraints': [models.CheckConstraint(condition=models.Q(('task__in', ['extract', 'reflect', 'decay'])), name='taskrun_task_valid'), models.CheckConstraint(condition=models.Q(('status__in', ['queued', 'running', 'done', 'failed'])), name='taskrun_status_valid')],
+                'constraints': [models.CheckConstraint(condition=models.Q(('task__in', ['reflect', 'decay'])), name='taskrun_task_valid'), models.CheckConstraint(condition=models.Q(('status__in', ['queued', 'running', 'done', 'failed'])), name='taskrun_status_valid')],
             },
         ),
     ]

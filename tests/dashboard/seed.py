@@ -221,7 +221,6 @@ def seed(*, member, curator) -> dict:
     for task, status in (
         (TaskName.DECAY, TaskRunStatus.DONE),
         (TaskName.REFLECT, TaskRunStatus.DONE),
-        (TaskName.EXTRACT, TaskRunStatus.DONE),
     ):
         TaskRun.objects.create(
             task=task,
