@@ -81,6 +81,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--end", action="store_true", help="also end the session with its outcome")
     s.add_argument("--reason", default="")
 
+    sub.add_parser("upload-pending", help="try again the uploads that found the server down")
+
     sub.add_parser(
         "mcp-headers", help="print the MCP Authorization header as JSON (Claude Code headersHelper)"
     )
@@ -231,23 +233,35 @@ def show_config(args, config) -> int:
 
 
 def upload_transcript(args, config) -> int:
-    from clients.memlane import upload
+    from clients.memlane import client, upload
 
+    request = {
+        "session_id": args.session_id,
+        "transcript_path": args.transcript,
+        "cwd": args.cwd,
+        "agent": args.agent,
+        "end": args.end,
+        "reason": args.reason,
+    }
     try:
-        summary = upload.upload_transcript(
-            config,
-            session_id=args.session_id,
-            transcript_path=args.transcript,
-            cwd=args.cwd,
-            agent=args.agent,
-            end=args.end,
-            reason=args.reason,
-        )
+        summary = upload.upload_transcript(config, **request)
+    except client.Unavailable as error:  # the server is down: keep it for the next SessionStart
+        upload.keep_for_later(config, request)
+        upload.log_line(config, f"{args.session_id}: kept for later: {error!r}")
+        raise
     except Exception as error:  # noqa: BLE001 - detached: log it, never raise into nowhere
         upload.log_line(config, f"{args.session_id}: failed: {error!r}")
         raise
+    upload.done_with(config, args.session_id)
     upload.log_line(config, f"{args.session_id}: {summary}")
     _print_json(summary)
+    return 0
+
+
+def upload_pending(args, config) -> int:
+    from clients.memlane import upload
+
+    _print_json(upload.upload_pending(config))
     return 0
 
 
@@ -267,5 +281,6 @@ COMMANDS = {
     "install": install,
     "config": show_config,
     "upload-transcript": upload_transcript,
+    "upload-pending": upload_pending,
     "mcp-headers": mcp_headers,
 }

@@ -19,6 +19,7 @@ DEFAULTS: dict[str, object] = {
     "timeout": 3.0,  # seconds a hook or command waits for the server before giving up (fail open)
     "upload_timeout": 30.0,  # seconds per request of the detached transcript uploader
     "upload_retries": 2,  # extra attempts of an upload request when the server is unreachable
+    "pending_max_age_days": 7,  # an upload still failing after this long is given up (and logged)
     "batch_size": 500,  # transcript messages per request (the server accepts at most 500)
     "max_messages": 5000,  # messages uploaded per session (the server keeps at most 5000)
     "max_message_chars": 50000,  # longer messages are cut (the server's limit)

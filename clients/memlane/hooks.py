@@ -110,6 +110,10 @@ def additional_context(event: str, text: str) -> dict | None:
 
 
 def session_start(payload: dict, config: dict) -> dict | None:
+    from clients.memlane import upload
+
+    if upload.has_pending(config):  # transcripts that found the server down: try them again
+        _spawn(["upload-pending"], config)
     markdown = _context(config, payload, query=None, budget=int(config["context_budget_tokens"]))
     return additional_context("SessionStart", cap(markdown, int(config["context_max_chars"])))
 
@@ -144,12 +148,19 @@ def spawn_uploader(payload: dict, config: dict, *, end: bool) -> None:
     session_id, transcript = payload.get("session_id"), payload.get("transcript_path")
     if not isinstance(session_id, str) or not isinstance(transcript, str) or not session_id or not transcript:
         return None
-    command = [sys.executable, "-m", "clients.memlane", "upload-transcript"]
-    command += ["--session-id", session_id, "--transcript", transcript, "--agent", "claude-code"]
+    arguments = ["upload-transcript", "--session-id", session_id, "--transcript", transcript]
+    arguments += ["--agent", "claude-code"]
     if isinstance(payload.get("cwd"), str):
-        command += ["--cwd", payload["cwd"]]
+        arguments += ["--cwd", payload["cwd"]]
     if end:
-        command += ["--end", "--reason", str(payload.get("reason") or "")]
+        arguments += ["--end", "--reason", str(payload.get("reason") or "")]
+    _spawn(arguments, config)
+    return None
+
+
+def _spawn(arguments: list[str], config: dict) -> None:
+    """Start ``memlane <arguments>`` detached and return at once."""
+    command = [sys.executable, "-m", "clients.memlane", *arguments]
     workdir = Path(config["state_dir"])
     workdir.mkdir(parents=True, exist_ok=True)
     # Detached: its own session (a closing terminal or Claude Code's exit does not stop it), no
@@ -165,7 +176,6 @@ def spawn_uploader(payload: dict, config: dict, *, end: bool) -> None:
         close_fds=True,
         env={**os.environ, "MEMLANE_DETACHED": "1"},
     )
-    return None
 
 
 def pre_compact(payload: dict, config: dict) -> None:

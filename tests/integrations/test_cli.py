@@ -227,3 +227,41 @@ def test_the_claude_code_plugin_declares_its_hooks_skills_mcp_server_and_marketp
         front = text.split("---")[1]
         assert re.search(rf"^name: {skill}$", front, re.M) and re.search(r"^description: .{40,}", front, re.M)
         assert "$ARGUMENTS" in text and f"memlane {skill}" in text
+
+
+def test_kept_uploads_are_given_up_when_their_transcript_is_gone_or_they_are_too_old(tmp_path):
+    import json as _json
+    import time as _time
+
+    from clients.memlane import config as configuration
+    from clients.memlane import upload
+    from tests.integrations.conftest import free_port
+
+    config = {
+        **configuration.DEFAULTS,
+        "url": f"http://127.0.0.1:{free_port()}",  # down
+        "state_dir": str(tmp_path),
+        "timeout": 1.0,
+        "upload_timeout": 1.0,
+    }
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("")
+    base = {"cwd": None, "agent": "claude-code", "end": True, "reason": ""}
+    upload.keep_for_later(
+        config, {**base, "session_id": "gone", "transcript_path": str(tmp_path / "missing")}
+    )
+    upload.keep_for_later(config, {**base, "session_id": "waiting", "transcript_path": str(transcript)})
+    upload.keep_for_later(config, {**base, "session_id": "old", "transcript_path": str(transcript)})
+    old = next(
+        p for p in (tmp_path / "pending").glob("*.json") if _json.loads(p.read_text())["session_id"] == "old"
+    )
+    old.write_text(_json.dumps({**_json.loads(old.read_text()), "kept_at": _time.time() - 8 * 86400}))
+    # A partial (PreCompact) upload never replaces a kept ending one.
+    upload.keep_for_later(
+        config, {**base, "session_id": "waiting", "transcript_path": str(transcript), "end": False}
+    )
+
+    assert upload.upload_pending(config) == {"uploaded": 0, "kept": 1, "given_up": 2}
+    (kept,) = (tmp_path / "pending").glob("*.json")
+    assert _json.loads(kept.read_text())["session_id"] == "waiting" and _json.loads(kept.read_text())["end"]
+    assert "given up" in (tmp_path / "upload.log").read_text()

@@ -143,6 +143,33 @@ def test_session_end_returns_at_once_and_the_transcript_arrives(lane_server, tok
     )
 
 
+def test_a_transcript_that_found_the_server_down_goes_up_at_the_next_session_start(
+    lane_server, tokens, memlane_env, tmp_path
+):
+    transcript = tmp_path / "cc-while-down.jsonl"
+    shutil.copy(FIXTURES / "claude_code" / "transcript.jsonl", transcript)
+    down = {**memlane_env, "MEMLANE_URL": f"http://127.0.0.1:{free_port()}", "MEMLANE_UPLOAD_RETRIES": "0"}
+    payload = hook_payload("session_end", session_id="cc-while-down", transcript_path=str(transcript))
+    done, _ = run_memlane(["hook", "session-end"], down, json.dumps(payload))
+    assert done.returncode == 0 and done.stdout == ""
+    pending = tmp_path / "state" / "pending"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not any(pending.glob("*.json")):
+        time.sleep(0.2)
+    assert len(list(pending.glob("*.json"))) == 1, "the failed upload was not kept"
+
+    # The server is back: the next session's start hands the kept upload to a detached uploader.
+    start = hook_payload("session_start", session_id="cc-next")
+    done, _ = run_memlane(["hook", "session-start"], memlane_env, json.dumps(start))
+    assert done.returncode == 0
+    session = wait_for_session(lane_server, tokens["member"], "cc-while-down", ended=True, messages=9)
+    assert session["agent"] == "claude-code"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(pending.glob("*.json")):
+        time.sleep(0.2)
+    assert not any(pending.glob("*.json"))
+
+
 def test_pre_compact_uploads_the_transcript_without_ending_the_session(
     lane_server, tokens, memlane_env, tmp_path
 ):
