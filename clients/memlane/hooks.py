@@ -10,6 +10,7 @@ and return at once (SessionEnd hooks get 1.5 s in all).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -113,7 +114,8 @@ def session_start(payload: dict, config: dict) -> dict | None:
     from clients.memlane import upload
 
     if upload.has_pending(config):  # transcripts that found the server down: try them again
-        _spawn(["upload-pending"], config)
+        with contextlib.suppress(OSError):  # the context matters more than this retry
+            _spawn(["upload-pending"], config)
     markdown = _context(config, payload, query=None, budget=int(config["context_budget_tokens"]))
     return additional_context("SessionStart", cap(markdown, int(config["context_max_chars"])))
 
