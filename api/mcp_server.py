@@ -36,7 +36,7 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from api import serializers as s
 from api.exceptions import exception_handler
 from api.throttling import token_call_wait
-from api.views import memories_with_entities, store_fields, store_result
+from api.views import context_result, feedback_result, search_result, store_fields, store_result
 from memory.conf import setting
 from memory.models import Category, Memory, MemoryType, Priority, Scope, Signal
 from memory.services.context import context_build
@@ -200,26 +200,7 @@ def _valid(serializer_class, data: dict) -> dict:
 def find(user, query: str, entities: list[str] | None, limit: int | None) -> dict:
     params = _valid(s.SearchInSerializer, {"q": query, "entities": entities, "limit": limit})
     outcome = memory_search(query=params["q"], entities=params.get("entities"), limit=params.get("limit"))
-    memories = {
-        m.pk: m
-        for m in memories_with_entities(Memory.objects.filter(pk__in=[h.memory.pk for h in outcome.results]))
-    }
-    # The shape of GET /api/v1/search.
-    return {
-        "query": outcome.query,
-        "results": [
-            {
-                "memory": s.MemorySerializer(memories[hit.memory.pk]).data,
-                "score": hit.score,
-                "explain": hit.explain,
-            }
-            for hit in outcome.results
-        ],
-        "entities": [e.slug for e in outcome.entities],
-        "detected_entities": [e.slug for e in outcome.detected_entities],
-        "unknown_entities": outcome.unknown_entities,
-        "intent_types": outcome.intent_types,
-    }
+    return search_result(outcome)  # the shape of GET /search
 
 
 def store(user, information: str, memory_type: str | None, entities, tags, category, priority) -> dict:
@@ -244,12 +225,7 @@ def feedback(user, memory_id: str, signal: str, note: str | None) -> dict:
     if memory is None:
         raise NotFound(f"No memory {data['memory_id']} that can be rated.")
     result = feedback_record(memory=memory, signal=data["signal"], user=user, note=data.get("note", ""))
-    memory = memories_with_entities(Memory.objects.filter(pk=memory.pk)).get()
-    return {  # the shape of POST /feedback
-        "event": s.FeedbackEventSerializer(result.event).data,
-        "memory": s.MemorySerializer(memory).data,
-        "inverted": s.MemorySerializer(result.inverted).data if result.inverted else None,
-    }
+    return feedback_result(result, memory)  # the shape of POST /feedback
 
 
 def context(user, project: str | None, query: str | None, budget_tokens: int | None) -> dict:
@@ -260,14 +236,7 @@ def context(user, project: str | None, query: str | None, budget_tokens: int | N
     result = context_build(
         project=params.get("project"), query=params.get("q"), budget_tokens=params.get("budget_tokens")
     )
-    return {  # the shape of GET /context?format=json
-        "markdown": result.markdown,
-        "items": [
-            {"section": item.section, "memory": s.MemorySerializer(item.memory).data} for item in result.items
-        ],
-        "budget_tokens": result.budget_tokens,
-        "used_tokens": result.used_tokens,
-    }
+    return context_result(result)  # the shape of GET /context?format=json
 
 
 def export(user) -> str:

@@ -281,6 +281,51 @@ def store_result(result) -> dict:
     }
 
 
+def search_result(outcome) -> dict:
+    """The body of GET /search (and of the MCP find tool)."""
+    memories = {
+        m.pk: m
+        for m in memories_with_entities(Memory.objects.filter(pk__in=[h.memory.pk for h in outcome.results]))
+    }
+    return {
+        "query": outcome.query,
+        "results": [
+            {
+                "memory": s.MemorySerializer(memories[hit.memory.pk]).data,
+                "score": hit.score,
+                "explain": hit.explain,
+            }
+            for hit in outcome.results
+        ],
+        "entities": [e.slug for e in outcome.entities],
+        "detected_entities": [e.slug for e in outcome.detected_entities],
+        "unknown_entities": outcome.unknown_entities,
+        "intent_types": outcome.intent_types,
+    }
+
+
+def context_result(result) -> dict:
+    """The body of GET /context?format=json (and of the MCP context tool)."""
+    return {
+        "markdown": result.markdown,
+        "items": [
+            {"section": item.section, "memory": s.MemorySerializer(item.memory).data} for item in result.items
+        ],
+        "budget_tokens": result.budget_tokens,
+        "used_tokens": result.used_tokens,
+    }
+
+
+def feedback_result(result, memory: Memory) -> dict:
+    """The body of POST /feedback (and of the MCP feedback tool)."""
+    memory = memories_with_entities(Memory.objects.filter(pk=memory.pk)).get()
+    return {
+        "event": s.FeedbackEventSerializer(result.event).data,
+        "memory": s.MemorySerializer(memory).data,
+        "inverted": s.MemorySerializer(result.inverted).data if result.inverted else None,
+    }
+
+
 class ObservationBatchView(APIView):
     required_scopes = {"POST": W}
 
@@ -385,29 +430,7 @@ class SearchView(APIView):
             limit=params.get("limit"),
             session=session_for(request, params.get("session_id")),
         )
-        memories = {
-            m.pk: m
-            for m in memories_with_entities(
-                Memory.objects.filter(pk__in=[h.memory.pk for h in outcome.results])
-            )
-        }
-        return Response(
-            {
-                "query": outcome.query,
-                "results": [
-                    {
-                        "memory": s.MemorySerializer(memories[hit.memory.pk]).data,
-                        "score": hit.score,
-                        "explain": hit.explain,
-                    }
-                    for hit in outcome.results
-                ],
-                "entities": [e.slug for e in outcome.entities],
-                "detected_entities": [e.slug for e in outcome.detected_entities],
-                "unknown_entities": outcome.unknown_entities,
-                "intent_types": outcome.intent_types,
-            }
-        )
+        return Response(search_result(outcome))
 
     @extend_schema(
         tags=["search"],
@@ -497,17 +520,7 @@ class ContextView(MarkdownResponseMixin, APIView):
         )
         if params["format"] == "markdown":
             return self.markdown_response(result.markdown)
-        return Response(
-            {
-                "markdown": result.markdown,
-                "items": [
-                    {"section": item.section, "memory": s.MemorySerializer(item.memory).data}
-                    for item in result.items
-                ],
-                "budget_tokens": result.budget_tokens,
-                "used_tokens": result.used_tokens,
-            }
-        )
+        return Response(context_result(result))
 
 
 class FeedbackView(APIView):
@@ -545,15 +558,7 @@ class FeedbackView(APIView):
             note=data.get("note", ""),
             session=session_for(request, data.get("session_id")),
         )
-        memory = memories_with_entities(Memory.objects.filter(pk=memory.pk)).get()
-        return Response(
-            {
-                "event": s.FeedbackEventSerializer(result.event).data,
-                "memory": s.MemorySerializer(memory).data,
-                "inverted": s.MemorySerializer(result.inverted).data if result.inverted else None,
-            },
-            status=status.HTTP_201_CREATED,
-        )
+        return Response(feedback_result(result, memory), status=status.HTTP_201_CREATED)
 
 
 # --- entities, reflections, export -------------------------------------------------------------
