@@ -73,17 +73,10 @@ def _sweep_at_start(sender=None, **kwargs) -> None:
 
 
 def _run_job(task: str, run_id: int | None, body) -> dict:
-    from memory.services import jobs
+    from memory.services.jobs import run_job
 
-    run = jobs.run_start(task, run_id)
-    try:
-        report = body(jobs.progress_recorder(run))
-    except Exception as exc:
-        jobs.run_fail(run, exc)
-        raise
-    summary = asdict(report)
-    jobs.run_finish(run, summary)
-    return {"run": run.pk, **summary}
+    run, _ = run_job(task, body, run_id=run_id)
+    return {"run": run.pk, **run.summary}
 
 
 @shared_task(

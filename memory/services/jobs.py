@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import asdict
 from datetime import timedelta
 
 from django.db.models import Count, Min
@@ -59,6 +60,28 @@ def run_fail(run: TaskRun, error: Exception | str) -> TaskRun:
     run.error = str(error) if isinstance(error, str) else f"{error.__class__.__name__}: {error}"
     run.save()
     return run
+
+
+def run_job(
+    task: str, body: Callable, *, run_id: int | None = None, on_progress=None
+) -> tuple[TaskRun, object]:
+    """Run ``body(progress)`` as a recorded run of ``task``: progress saved as it goes (and passed on
+    to ``on_progress``, e.g. a command's progress bar), the report's fields as the run's summary, a
+    failure recorded and raised. Returns the run and the report."""
+    run = run_start(task, run_id)
+    record = progress_recorder(run)
+
+    def progress(done: int, total: int) -> None:
+        record(done, total)
+        if on_progress:
+            on_progress(done, total)
+
+    try:
+        report = body(progress)
+    except Exception as exc:
+        run_fail(run, exc)
+        raise
+    return run_finish(run, asdict(report)), report
 
 
 def _describe(run: TaskRun | None, every_seconds: int, now) -> dict:

@@ -1,12 +1,10 @@
 from __future__ import annotations
 
-from dataclasses import asdict
-
 from django.core.management.base import BaseCommand, CommandError
 
 from memory.management.progress import progress_bar
 from memory.models import TaskName
-from memory.services import jobs
+from memory.services.jobs import run_job
 from memory.services.reflection import reflection_run
 
 
@@ -24,22 +22,15 @@ class Command(BaseCommand):
     def handle(self, *args, window_days=None, **options) -> None:
         if window_days is not None and window_days < 1:
             raise CommandError("--window-days is a positive number of days.")
-        run = jobs.run_start(TaskName.REFLECT)
-        record = jobs.progress_recorder(run)
         draw, close = progress_bar(self, "reflection")
-
-        def progress(done: int, total: int) -> None:
-            draw(done, total)
-            record(done, total)
-
         try:
-            report = reflection_run(progress=progress, window_days=window_days)
-        except Exception as exc:
-            jobs.run_fail(run, exc)
-            raise
+            _, report = run_job(
+                TaskName.REFLECT,
+                lambda progress: reflection_run(progress=progress, window_days=window_days),
+                on_progress=draw,
+            )
         finally:
             close()
-        jobs.run_finish(run, asdict(report))
         if report.skipped:
             self.stdout.write(f"Nothing done: {report.skipped}.")
             return
