@@ -12,6 +12,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def stop(process: subprocess.Popen, timeout: float = 20) -> None:
+    """Ask a child process to stop; kill it if it has not within ``timeout`` seconds."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 @contextlib.contextmanager
 def celery_worker(
     *, env: dict[str, str], queues: str = "celery", log_path: Path | None = None
@@ -46,11 +56,6 @@ def celery_worker(
     try:
         yield process
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
         if log_path:
             log.close()

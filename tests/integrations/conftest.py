@@ -19,7 +19,7 @@ from django.contrib.auth import get_user_model
 
 from memory.services.tokens import token_create
 from tests.conftest import database_url_for
-from tests.workers import ROOT
+from tests.workers import ROOT, stop
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MEMLANE = str(Path(sys.executable).parent / "memlane")
@@ -60,12 +60,7 @@ def uvicorn_server(database_url: str, log: Path, *, lifespan: str = "on", extra_
         wait_healthy(base, process, log)
         yield base
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
         handle.close()
 
 
