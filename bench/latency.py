@@ -17,6 +17,8 @@ import statistics
 import sys
 import time
 
+from bench.scratch import scratch_database
+
 PROJECTS = [
     "billing-api",
     "web-dashboard",
@@ -233,17 +235,13 @@ def main(argv: list[str] | None = None) -> int:
     import django
 
     django.setup()
-    from django.conf import settings
     from django.db import connection
 
     from memory import embeddings
     from memory.services.store import memory_store, memory_store_batch
 
-    settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = f"memorylane_latency_{os.getpid()}"
-    original_name = connection.settings_dict["NAME"]
-    connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     results: dict = {"memories": args.memories, "queries": args.queries}
-    try:
+    with scratch_database("memorylane_latency"):
         embeddings.get_model()  # load once, outside every timing
         items = synthetic_memories(args.memories + 1200)
         bulk, batched, single = (
@@ -287,8 +285,6 @@ def main(argv: list[str] | None = None) -> int:
         results["vector_hnsw"] = summary(measure_vector_step(queries[:200], exact=False))
         results["vector_exact"] = summary(measure_vector_step(queries[:200], exact=True))
         results["search_http"] = measure_http(queries[:200])
-    finally:
-        connection.creation.destroy_test_db(original_name, verbosity=0)
 
     print(f"{'measure':<34} {'p50 ms':>9} {'p95 ms':>9} {'n':>6}")
     for name in (

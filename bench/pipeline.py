@@ -18,6 +18,7 @@ import sys
 import time
 
 from bench.latency import OBJECTS, SUBJECTS, VERBS
+from bench.scratch import scratch_database
 
 CHATTER = [
     "Let me look at the failing test first.",
@@ -87,9 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     import django
 
     django.setup()
-    from django.conf import settings
     from django.contrib.auth import get_user_model
-    from django.db import connection
     from django.utils import timezone
 
     from memory import embeddings
@@ -98,11 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     from memory.services.reflection import reflection_run
     from memory.services.store import memory_store_batch
 
-    settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = f"memorylane_pipeline_{os.getpid()}"
-    original_name = connection.settings_dict["NAME"]
-    connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     results: dict = {}
-    try:
+    with scratch_database("memorylane_pipeline"):
         embeddings.get_model()
         rng = random.Random(3)
         user = get_user_model().objects.create_user(username="bench")
@@ -160,8 +156,6 @@ def main(argv: list[str] | None = None) -> int:
         again = reflection_run()
         results["reflection"]["second_run_seconds"] = round(time.perf_counter() - started, 2)
         results["reflection"]["second_run_created"] = len(again.created)
-    finally:
-        connection.creation.destroy_test_db(original_name, verbosity=0)
 
     e, r = results["extraction"], results["reflection"]
     print(f"{'measure':<28} {'value':>12}")

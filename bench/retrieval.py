@@ -18,6 +18,8 @@ from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
 
+from bench.scratch import scratch_database
+
 ALL_MODES = ["fts", "vector", "hybrid", "full"]
 
 
@@ -157,14 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     import django
 
     django.setup()
-    from django.conf import settings
-    from django.db import connection
 
-    # A throwaway database on the configured server, migrated, and dropped afterwards.
-    settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = f"memorylane_bench_{os.getpid()}"
-    original_name = connection.settings_dict["NAME"]
-    connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
-    try:
+    with scratch_database("memorylane_bench"):
         started = time.perf_counter()
         mapping = store_memories(memories)
         load_seconds = time.perf_counter() - started
@@ -174,8 +170,6 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         report = evaluate(queries, mapping, modes, args.k)
-    finally:
-        connection.creation.destroy_test_db(original_name, verbosity=0)
     print_table(report, args.k)
     print(json.dumps({"memories": len(memories), "queries": len(queries), "modes": report}))
     return 0
