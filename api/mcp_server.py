@@ -34,7 +34,7 @@ from rest_framework import exceptions as drf_exceptions
 from starlette.middleware.authentication import AuthenticationMiddleware
 
 from api import serializers as s
-from api.exceptions import exception_handler
+from api.exceptions import error_body, exception_handler
 from api.throttling import token_call_wait
 from api.views import context_result, feedback_result, search_result, store_fields, store_result
 from memory.conf import setting
@@ -246,8 +246,25 @@ def export(user) -> str:
 # --- the MCP server -------------------------------------------------------------------------------
 
 
+class StrictMCPServer(MCPServer):
+    """Tool arguments the tool does not take are refused (DESIGN.md §8) with the API's
+    VALIDATION_ERROR naming them; the SDK would otherwise drop them without a word."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None and isinstance(arguments, dict):
+            known = list((tool.parameters or {}).get("properties", {}))
+            errors = s.unknown_field_errors(arguments.keys(), known)
+            if errors:
+                summary = "; ".join(f"{field}: {' '.join(messages)}" for field, messages in errors.items())
+                return error_result(
+                    error_body("VALIDATION_ERROR", f"Invalid input — {summary}", fields=errors)
+                )
+        return await super().call_tool(name, arguments, context)
+
+
 def build_server() -> MCPServer:
-    server = MCPServer(
+    server = StrictMCPServer(
         "memory-lane",
         version=settings.VERSION,
         instructions=(
@@ -292,8 +309,9 @@ def build_server() -> MCPServer:
         category: CategoryArg = None,
         priority: PriorityArg = None,
     ) -> dict[str, Any]:
-        """Store something the team should remember. Near-duplicates are merged: the result's operation
-        is ADD (new), UPDATE (supersedes a close older memory) or NOOP (already known; reinforced)."""
+        """Store something the team should remember. The result's operation is ADD (new), UPDATE (a
+        close older memory whose fact changed is superseded and queued for review) or NOOP (already
+        known; reinforced), and its decision says why (e.g. "version changed: 18 → 20")."""
         return await run_tool(Scope.WRITE, store, information, type, entities, tags, category, priority)
 
     @server.tool(name="semantic_memory_store", annotations=WRITES, structured_output=True)

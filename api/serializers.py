@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Mapping
+
 from django.conf import settings
 from rest_framework import serializers
 
@@ -26,6 +29,36 @@ ML = settings.MEMORY_LANE
 
 def _text(max_length: int, **kwargs) -> serializers.CharField:
     return serializers.CharField(max_length=max_length, **kwargs)
+
+
+def unknown_field_errors(given, known, ignored=()) -> dict[str, list[str]]:
+    """Each given name that is not a known field, with the known one it was probably meant to be
+    ("entites → entities?")."""
+    errors = {}
+    for name in given:
+        if name in known or name in ignored:
+            continue
+        match = difflib.get_close_matches(str(name), list(known), n=1, cutoff=0.6)
+        hint = f" Did you mean '{match[0]}'? ({name} → {match[0]}?)" if match else ""
+        errors[str(name)] = [
+            f"Unknown field; it is not stored or used.{hint} Known fields: {', '.join(known)}."
+        ]
+    return errors
+
+
+class StrictSerializer(serializers.Serializer):
+    """An input serializer that refuses fields it does not know (DESIGN.md §8), so a typo such as
+    "entites" is a 400 naming it, never a memory stored without its entities. ``ignored_fields``
+    are parameters another layer reads (pagination)."""
+
+    ignored_fields: tuple[str, ...] = ()
+
+    def to_internal_value(self, data):
+        if isinstance(data, Mapping):
+            errors = unknown_field_errors(data.keys(), list(self.fields), self.ignored_fields)
+            if errors:
+                raise serializers.ValidationError(errors)
+        return super().to_internal_value(data)
 
 
 class ErrorDetailSerializer(serializers.Serializer):
@@ -114,7 +147,7 @@ def paginated(serializer_class, name: str):
     )
 
 
-class ObservationInSerializer(serializers.Serializer):
+class ObservationInSerializer(StrictSerializer):
     content = serializers.CharField(
         trim_whitespace=False,
         allow_blank=True,
@@ -137,21 +170,44 @@ class ObservationInSerializer(serializers.Serializer):
     agent_name = _text(100, required=False, allow_blank=True)
 
 
-class BatchInSerializer(serializers.Serializer):
+class BatchInSerializer(StrictSerializer):
     items = ObservationInSerializer(many=True, max_length=ML["MAX_BATCH"], min_length=1)
+
+
+class DecisionChangeSerializer(serializers.Serializer):
+    kind = serializers.CharField(
+        help_text="number, version, port, date, time, path, identifier, name, term, negation or order."
+    )
+    old = serializers.ListField(child=serializers.CharField())
+    new = serializers.ListField(child=serializers.CharField())
+
+
+class DecisionSerializer(serializers.Serializer):
+    operation = serializers.ChoiceField(choices=["ADD", "UPDATE", "NOOP"])
+    compared_with = serializers.UUIDField(
+        allow_null=True, help_text="The memory the new one was judged against."
+    )
+    cosine = serializers.FloatField(allow_null=True)
+    jaccard = serializers.FloatField(allow_null=True)
+    reason = serializers.CharField(help_text='In words, e.g. "version changed: 18 → 20".')
+    changed_fact = serializers.BooleanField(help_text="An UPDATE whose fact changed: queued for review.")
+    changes = DecisionChangeSerializer(many=True)
 
 
 class StoreResultSerializer(serializers.Serializer):
     operation = serializers.ChoiceField(choices=["ADD", "UPDATE", "NOOP"])
     memory = MemorySerializer()
     superseded = serializers.UUIDField(source="superseded.pk", allow_null=True, default=None)
+    decision = DecisionSerializer(
+        help_text="Why: the operation, the memory compared with, cosine, Jaccard, reason."
+    )
 
 
 class BatchResultSerializer(serializers.Serializer):
     results = StoreResultSerializer(many=True)
 
 
-class MemoryPatchSerializer(serializers.Serializer):
+class MemoryPatchSerializer(StrictSerializer):
     content = serializers.CharField(required=False, trim_whitespace=False, allow_blank=True)
     type = serializers.ChoiceField(choices=MemoryType.choices, required=False)
     category = serializers.ChoiceField(choices=Category.choices, required=False)
@@ -179,7 +235,9 @@ class MemoryPatchSerializer(serializers.Serializer):
         return attrs
 
 
-class ObservationFilterSerializer(serializers.Serializer):
+class ObservationFilterSerializer(StrictSerializer):
+    ignored_fields = ("cursor", "page_size")
+
     type = serializers.ChoiceField(choices=MemoryType.choices, required=False)
     category = serializers.ChoiceField(choices=Category.choices, required=False)
     priority = serializers.ChoiceField(choices=Priority.choices, required=False)
@@ -189,7 +247,7 @@ class ObservationFilterSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=["observation", "reflection"], required=False)
 
 
-class SearchInSerializer(serializers.Serializer):
+class SearchInSerializer(StrictSerializer):
     q = _text(2000, help_text="The question or task, in natural language.")
     entities = serializers.ListField(
         child=_text(200),
@@ -219,7 +277,7 @@ class SearchOutSerializer(serializers.Serializer):
     intent_types = serializers.ListField(child=serializers.CharField())
 
 
-class ContextInSerializer(serializers.Serializer):
+class ContextInSerializer(StrictSerializer):
     session_id = _text(200, required=False)
     project = _text(200, required=False, help_text="A project slug or name.")
     q = _text(2000, required=False, allow_blank=True, help_text="The task at hand.")
@@ -239,7 +297,7 @@ class ContextOutSerializer(serializers.Serializer):
     used_tokens = serializers.IntegerField()
 
 
-class FeedbackInSerializer(serializers.Serializer):
+class FeedbackInSerializer(StrictSerializer):
     memory_id = serializers.UUIDField()
     signal = serializers.ChoiceField(choices=Signal.choices)
     note = _text(2000, required=False, allow_blank=True)
@@ -271,12 +329,14 @@ PaginatedMemoryList = paginated(MemorySerializer, "PaginatedMemoryList")
 PaginatedEntityList = paginated(EntitySerializer, "PaginatedEntityList")
 
 
-class EntityFilterSerializer(serializers.Serializer):
+class EntityFilterSerializer(StrictSerializer):
+    ignored_fields = ("cursor", "page_size")
+
     q = _text(200, required=False, allow_blank=True)
     type = serializers.ChoiceField(choices=EntityType.choices, required=False)
 
 
-class EntityResolveInSerializer(serializers.Serializer):
+class EntityResolveInSerializer(StrictSerializer):
     names = serializers.ListField(child=_text(200), min_length=1, max_length=ML["MAX_ENTITIES"])
 
 
@@ -286,7 +346,7 @@ class EntityResolveOutSerializer(serializers.Serializer):
     unknown = serializers.ListField(child=serializers.CharField())
 
 
-class EntityMergeInSerializer(serializers.Serializer):
+class EntityMergeInSerializer(StrictSerializer):
     source = _text(200, help_text="The entity that goes away (slug).")
     target = _text(200, help_text="The entity that stays (slug).")
 
@@ -302,11 +362,11 @@ class ReflectionSerializer(MemorySerializer):
 PaginatedReflectionList = paginated(ReflectionSerializer, "PaginatedReflectionList")
 
 
-class ExportInSerializer(serializers.Serializer):
+class ExportInSerializer(StrictSerializer):
     project = _text(200, required=False)
 
 
-class SessionInSerializer(serializers.Serializer):
+class SessionInSerializer(StrictSerializer):
     session_id = _text(
         200, help_text="The agent's own session id (idempotent: the same id gives the same session)."
     )
@@ -315,7 +375,7 @@ class SessionInSerializer(serializers.Serializer):
     metadata = serializers.DictField(required=False)
 
 
-class MessageInSerializer(serializers.Serializer):
+class MessageInSerializer(StrictSerializer):
     seq = serializers.IntegerField(min_value=0, max_value=2**31 - 1, help_text="Position in the transcript.")
     role = serializers.ChoiceField(choices=Role.choices)
     content = serializers.CharField(
@@ -324,7 +384,7 @@ class MessageInSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField(required=False)
 
 
-class MessagesInSerializer(serializers.Serializer):
+class MessagesInSerializer(StrictSerializer):
     messages = MessageInSerializer(many=True, max_length=ML["MAX_MESSAGES_PER_REQUEST"])
 
 
@@ -333,7 +393,7 @@ class MessagesOutSerializer(serializers.Serializer):
     already_stored = serializers.IntegerField(help_text="Messages whose seq was stored before: unchanged.")
 
 
-class SessionEndInSerializer(serializers.Serializer):
+class SessionEndInSerializer(StrictSerializer):
     success = serializers.BooleanField(required=False, allow_null=True, default=None)
     duration_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True, default=None)
     error_count = serializers.IntegerField(min_value=0, required=False, default=0)
@@ -382,3 +442,51 @@ class SessionSerializer(serializers.ModelSerializer):
 
     def get_memories(self, session: Session) -> list[str]:
         return [str(pk) for pk in session.memories.values_list("pk", flat=True)]
+
+
+class FactChangeSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    old = MemorySerializer(help_text="The memory that was superseded.")
+    new = MemorySerializer(help_text="The memory that superseded it.")
+    reason = serializers.CharField(help_text='What changed, e.g. "version changed: 18 → 20".')
+    changes = DecisionChangeSerializer(many=True)
+    cosine = serializers.FloatField(allow_null=True)
+    status = serializers.ChoiceField(choices=["open", "confirmed", "undone", "both_true"])
+    resolved_by = serializers.CharField(source="resolved_by.username", default=None, allow_null=True)
+    resolved_at = serializers.DateTimeField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+
+PaginatedFactChangeList = paginated(FactChangeSerializer, "PaginatedFactChangeList")
+
+
+class FactChangeFilterSerializer(StrictSerializer):
+    ignored_fields = ("cursor", "page_size")
+
+    status = serializers.ChoiceField(
+        choices=["open", "confirmed", "undone", "both_true"], required=False, default="open"
+    )
+
+
+class FactChangeActionInSerializer(StrictSerializer):
+    action = serializers.ChoiceField(
+        choices=["confirm", "undo", "both_true"],
+        help_text="confirm keeps the new memory; undo restores the old one and rejects the new; "
+        "both_true restores the old one beside the new.",
+    )
+
+
+class ReinforcementSerializer(serializers.Serializer):
+    id = serializers.IntegerField(help_text="Pass it to /split to store this text as its own memory.")
+    text = serializers.CharField(source="diff.text", default="")
+    author = serializers.CharField(source="diff.author", default=None, allow_null=True)
+    agent_name = serializers.CharField(source="diff.agent_name", default="")
+    session = serializers.CharField(source="diff.session", default=None, allow_null=True)
+    source = serializers.CharField(source="diff.source", default="")
+    decision = serializers.DictField(source="diff.decision", default=None, allow_null=True)
+    split_into = serializers.CharField(allow_null=True, default=None)
+    created_at = serializers.DateTimeField()
+
+
+class SplitInSerializer(StrictSerializer):
+    reinforcement = serializers.IntegerField(min_value=1, help_text="The reinforcement's id.")

@@ -26,8 +26,8 @@ from rest_framework.views import APIView
 from api import serializers as s
 from api.permissions import scopes_of
 from memory.conf import setting
-from memory.models import Entity, EntityMention, Kind, Memory, Scope, Session, Status
-from memory.services import curation
+from memory.models import Entity, EntityMention, FactChange, Kind, Memory, Scope, Session, Status
+from memory.services import curation, factchanges
 from memory.services import entities as entity_service
 from memory.services.context import context_build
 from memory.services.errors import InvalidInput, NotFound
@@ -278,6 +278,7 @@ def store_result(result) -> dict:
         "operation": result.operation,
         "memory": s.MemorySerializer(memory).data,
         "superseded": str(result.superseded.pk) if result.superseded else None,
+        "decision": result.decision.as_dict() if result.decision else None,
     }
 
 
@@ -559,6 +560,138 @@ class FeedbackView(APIView):
             session=session_for(request, data.get("session_id")),
         )
         return Response(feedback_result(result, memory), status=status.HTTP_201_CREATED)
+
+
+# --- what the upsert decided: changed facts and reinforcements (curators) -------------------------
+
+CONFLICT = OpenApiResponse(
+    s.ErrorSerializer, description="INVALID_TRANSITION: resolved already, or history moved on."
+)
+
+
+class FactChangeCursorPagination(MemoryCursorPagination):
+    ordering = ("-created_at", "-id")
+
+
+def fact_change_data(change) -> dict:
+    memories = {
+        m.pk: m for m in memories_with_entities(Memory.objects.filter(pk__in=[change.old_id, change.new_id]))
+    }
+    return s.FactChangeSerializer(
+        {
+            "id": change.pk,
+            "old": memories[change.old_id],
+            "new": memories[change.new_id],
+            "reason": change.reason,
+            "changes": change.changes,
+            "cosine": change.cosine,
+            "status": change.status,
+            "resolved_by": change.resolved_by,
+            "resolved_at": change.resolved_at,
+            "created_at": change.created_at,
+        }
+    ).data
+
+
+class FactChangeListView(APIView):
+    required_scopes = {"GET": C}
+
+    @extend_schema(
+        tags=["review"],
+        parameters=[s.FactChangeFilterSerializer, *PAGE_PARAMETERS],
+        responses={200: s.PaginatedFactChangeList, **errors(400, 401, 403, 429)},
+        summary="Changed facts (curators)",
+        operation_id="changed_facts_list",
+        description='UPDATEs whose content-bearing tokens changed ("Node 18" → "Node 20"), open ones '
+        "by default: both memories side by side, the reason and the tokens that differ.",
+    )
+    def get(self, request: Request) -> Response:
+        filters = s.FactChangeFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        queryset = FactChange.objects.filter(status=filters.validated_data["status"]).select_related(
+            "resolved_by"
+        )
+        paginator = FactChangeCursorPagination()
+        page = paginator.paginate_queryset(queryset, request, view=self)
+        return paginator.get_paginated_response([fact_change_data(change) for change in page])
+
+
+class FactChangeDetailView(APIView):
+    required_scopes = {"GET": C, "POST": C}
+
+    @extend_schema(
+        tags=["review"],
+        responses={200: s.FactChangeSerializer, 404: NOT_FOUND, **errors(401, 403, 429)},
+        summary="A changed fact (curators)",
+        operation_id="changed_facts_retrieve",
+    )
+    def get(self, request: Request, change_id: int) -> Response:
+        return Response(fact_change_data(factchanges.fact_change_get(change_id)))
+
+    @extend_schema(
+        tags=["review"],
+        request=s.FactChangeActionInSerializer,
+        responses={
+            200: s.FactChangeSerializer,
+            404: NOT_FOUND,
+            409: CONFLICT,
+            **errors(400, 401, 403, 413, 429),
+        },
+        summary="Confirm, undo or keep both (curators)",
+        operation_id="changed_facts_resolve",
+    )
+    def post(self, request: Request, change_id: int) -> Response:
+        serializer = s.FactChangeActionInSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        change = factchanges.fact_change_resolve(
+            change=factchanges.fact_change_get(change_id),
+            action=serializer.validated_data["action"],
+            actor=request.user,
+        )
+        return Response(fact_change_data(change))
+
+
+class ReinforcementListView(APIView):
+    required_scopes = {"GET": R}
+
+    @extend_schema(
+        tags=["memories"],
+        responses={200: s.ReinforcementSerializer(many=True), 404: NOT_FOUND, **errors(401, 403, 429)},
+        summary="The stores a memory absorbed (NOOPs), each with its text",
+        operation_id="observations_reinforcements",
+    )
+    def get(self, request: Request, memory_id) -> Response:
+        memory = visible_memories(request).filter(pk=memory_id).first()
+        if memory is None:
+            raise NotFound(f"No memory {memory_id}.")
+        return Response(s.ReinforcementSerializer(factchanges.reinforcements(memory), many=True).data)
+
+
+class SplitView(APIView):
+    required_scopes = {"POST": C}
+
+    @extend_schema(
+        tags=["memories"],
+        request=s.SplitInSerializer,
+        responses={
+            201: s.StoreResultSerializer,
+            404: NOT_FOUND,
+            409: CONFLICT,
+            **errors(400, 401, 403, 413, 429),
+        },
+        summary="Split a reinforcement out into its own memory (curators)",
+        operation_id="observations_split",
+    )
+    def post(self, request: Request, memory_id) -> Response:
+        serializer = s.SplitInSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        memory = Memory.objects.filter(pk=memory_id).first()
+        if memory is None:
+            raise NotFound(f"No memory {memory_id}.")
+        result = factchanges.reinforcement_split(
+            memory=memory, event_id=serializer.validated_data["reinforcement"], actor=request.user
+        )
+        return Response(store_result(result), status=status.HTTP_201_CREATED)
 
 
 # --- entities, reflections, export -------------------------------------------------------------

@@ -94,6 +94,20 @@ class RejectForm(DashboardForm):
     reason = forms.CharField(label="Reason", required=False, max_length=1000)
 
 
+class FactChangeForm(DashboardForm):
+    action = forms.ChoiceField(
+        choices=[("confirm", "Confirm"), ("undo", "Undo"), ("both_true", "Both true")],
+        error_messages={
+            "required": "Choose Confirm, Undo or Both true.",
+            "invalid_choice": "Unknown action.",
+        },
+    )
+
+
+class SplitForm(DashboardForm):
+    reinforcement = forms.IntegerField(min_value=1, error_messages={"required": "Choose what to split out."})
+
+
 class DeprecateForm(DashboardForm):
     reason = forms.CharField(label="Reason", max_length=1000, error_messages={"required": "Say why."})
 

@@ -135,6 +135,13 @@ class Memory(models.Model):
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.OBSERVATION)
     content = models.TextField()
     content_hash = models.CharField(max_length=64)
+    scope_key = models.CharField(
+        max_length=200,
+        blank=True,
+        default="",
+        help_text="The project, person, feature… entities the memory is about, as one string: the same text "
+        "may live once per scope (DESIGN.md §4.3).",
+    )
     memory_type = models.CharField(max_length=16, choices=MemoryType.choices, default=MemoryType.INSIGHT)
     category = models.CharField(max_length=16, choices=Category.choices, default=Category.WORKFLOW)
     priority = models.CharField(max_length=16, choices=Priority.choices, default=Priority.MODERATE)
@@ -234,9 +241,9 @@ class Memory(models.Model):
                 condition=Q(valid_until__isnull=True) | Q(valid_until__gte=models.F("valid_from")),
                 name="memory_validity_window",
             ),
-            # Two live memories never share content: concurrent stores of the same text meet here.
+            # Two live memories of one scope never share content: concurrent stores of the same text meet here.
             models.UniqueConstraint(
-                fields=["kind", "content_hash"],
+                fields=["kind", "content_hash", "scope_key"],
                 condition=Q(
                     superseded_by__isnull=True, status__in=["active", "pending_review", "quarantined"]
                 ),
@@ -527,6 +534,8 @@ class Action(models.TextChoices):
     MATURITY = "maturity"
     CONDENSED = "condensed"
     EXPORTED = "exported"
+    SPLIT = "split"
+    REVIEWED = "reviewed"
 
 
 class MemoryEvent(models.Model):
@@ -545,6 +554,41 @@ class MemoryEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.memory_ref}"
+
+
+class FactChangeStatus(models.TextChoices):
+    OPEN = "open"
+    CONFIRMED = "confirmed"
+    UNDONE = "undone"
+    BOTH_TRUE = "both_true"
+
+
+class FactChange(models.Model):
+    """A changed fact (DESIGN.md §4.3): a new memory superseded a close one whose content-bearing
+    tokens differ ("Node 18" → "Node 20"). A curator confirms it, undoes it or keeps both."""
+
+    old = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="changed_into")
+    new = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="changed_from")
+    reason = models.CharField(max_length=1000)
+    changes = models.JSONField(default=list, blank=True)
+    cosine = models.FloatField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=FactChangeStatus.choices, default=FactChangeStatus.OPEN)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            _choices_check("status", FactChangeStatus, "factchange"),
+            models.UniqueConstraint(fields=["old", "new"], name="factchange_unique_pair"),
+        ]
+        indexes = [models.Index(fields=["status", "created_at"], name="factchange_status_created")]
+
+    def __str__(self) -> str:
+        return f"{self.old_id} → {self.new_id} ({self.status})"
 
 
 class Scope(models.TextChoices):

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from django import template
+from django.utils.html import conditional_escape
+from django.utils.safestring import mark_safe
+
+from memory.services.upsert import highlight_spans
 
 register = template.Library()
 
@@ -63,12 +67,27 @@ def diff_items(diff: dict) -> list[tuple[str, str]]:
     """An audit diff as readable "field: before → after" pairs."""
     items = []
     for key, value in (diff or {}).items():
-        if isinstance(value, list) and len(value) == 2:
+        if key == "decision" and isinstance(value, dict):
+            items.append(("decision", describe_decision(value)))
+        elif isinstance(value, list) and len(value) == 2:
             before, after = value
             items.append((label(key), f"{_text(before)} → {_text(after)}"))
         else:
             items.append((label(key), _text(value)))
     return items
+
+
+def describe_decision(decision: dict) -> str:
+    """The upsert's decision in a line: "UPDATE — version changed: 18 → 20 (cosine 0.97, …)"."""
+    numbers = [
+        f"{name} {decision[name]:.2f}"
+        for name in ("cosine", "jaccard")
+        if isinstance(decision.get(name), int | float)
+    ]
+    if decision.get("compared_with"):
+        numbers.append(f"compared with {str(decision['compared_with'])[:8]}")
+    suffix = f" ({', '.join(numbers)})" if numbers else ""
+    return f"{decision.get('operation', '?')} — {decision.get('reason', '')}{suffix}"
 
 
 def _text(value) -> str:
@@ -104,3 +123,14 @@ def summary_items(summary: dict) -> list[tuple[str, object]]:
             continue
         items.append((label(key), value))
     return items
+
+
+@register.simple_tag
+def changed_tokens(text: str, other: str) -> str:
+    """``text`` with the content-bearing tokens that ``other`` lacks in <mark>: the changed fact."""
+    return mark_safe(
+        "".join(
+            f"<mark>{conditional_escape(piece)}</mark>" if marked else str(conditional_escape(piece))
+            for piece, marked in highlight_spans(text or "", other or "")
+        )
+    )

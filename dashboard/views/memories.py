@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from dashboard.forms import DeprecateForm, FeedbackForm, MaturityActionForm, MemoryFilterForm
+from dashboard.forms import DeprecateForm, FeedbackForm, MaturityActionForm, MemoryFilterForm, SplitForm
 from dashboard.permissions import curator_required, is_curator, member_required, visible_memories
 from dashboard.views.common import (
     form_error,
@@ -22,7 +22,7 @@ from dashboard.views.common import (
 from dashboard.views.maturity import board_context
 from memory.conf import setting
 from memory.models import EntityMention, FeedbackEvent, Maturity, Memory, MemoryEvent, Status
-from memory.services import curation, maturity
+from memory.services import curation, factchanges, maturity
 from memory.services import entities as entity_service
 from memory.services.errors import MemoryLaneError
 from memory.services.feedback import feedback_record
@@ -187,8 +187,29 @@ def memory_detail(request, pk):
         "deprecate_form": DeprecateForm(),
         "multiplier": setting("MATURITY_MULTIPLIERS").get(memory.maturity),
         "can_promote": memory.maturity in (Maturity.CANDIDATE, Maturity.ESTABLISHED),
+        "reinforcements": factchanges.reinforcements(memory),
     }
     return render_page(request, "dashboard/memory_detail.html", context)
+
+
+@require_POST
+@curator_required
+def memory_split(request, pk):
+    """Store a text this memory absorbed (a NOOP) as a memory of its own."""
+    memory = get_object_or_404(Memory, pk=pk)
+    form = SplitForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, form_error(form))
+        return redirect("dashboard:memory_detail", pk=memory.pk)
+    try:
+        result = factchanges.reinforcement_split(
+            memory=memory, event_id=form.cleaned_data["reinforcement"], actor=request.user
+        )
+    except MemoryLaneError as exc:
+        messages.error(request, human_error(exc))
+        return redirect("dashboard:memory_detail", pk=memory.pk)
+    messages.success(request, "Split out: the text is a memory of its own now.")
+    return redirect("dashboard:memory_detail", pk=result.memory.pk)
 
 
 def apply_maturity_action(memory: Memory, form: MaturityActionForm, actor) -> str:

@@ -1,19 +1,27 @@
-"""The review queue: approve, reject, edit and merge, each swapping the item in place."""
+"""The review queue: approve, reject, edit and merge, each swapping the item in place; and the
+changed facts the upsert found, to confirm, undo or keep both."""
 
 from __future__ import annotations
 
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from dashboard.forms import MemoryEditForm, MergeForm, RejectForm
+from dashboard.forms import FactChangeForm, MemoryEditForm, MergeForm, RejectForm
 from dashboard.permissions import curator_required, fragment_of
 from dashboard.views.common import form_error, human_error, paginate, render_page, with_entities
-from memory.models import Memory, Status
-from memory.services import curation
+from memory.conf import setting
+from memory.models import FactChange, Memory, Status
+from memory.services import curation, factchanges
 from memory.services.errors import MemoryLaneError
 
 TEMPLATE = "dashboard/review.html"
+OUTCOMES = {
+    "confirmed": "Confirmed: the new memory stands and the old one stays history.",
+    "undone": "Undone: the old memory is back and the new one is rejected.",
+    "both_true": "Both kept: the old memory is active again beside the new one.",
+}
 FILTERS = {
     "quarantined": {"status": Status.QUARANTINED},
     "pending": {"status": Status.PENDING_REVIEW},
@@ -43,12 +51,46 @@ def review_queue(request):
     shown = request.GET.get("show", "")
     queue = curation.review_queue()
     counts = {name: queue.filter(**flt).count() for name, flt in FILTERS.items()}
+    changes = factchanges.open_fact_changes()
+    counts["changed"] = changes.count()
+    context = {"shown": shown, "counts": counts, "total": sum(counts.values())}
+    if shown == "changed":
+        context["changes"] = paginate(request, changes)
+        return render_page(request, TEMPLATE, context)
     if shown in FILTERS:
         queue = queue.filter(**FILTERS[shown])
     page = paginate(request, queue.select_related("author", "session", "reviewed_by"))
     page.object_list = with_entities(page.object_list)
-    context = {"page": page, "shown": shown, "counts": counts, "total": sum(counts.values())}
+    context["page"] = page
+    if not shown:
+        context["changes"] = list(changes[: setting("REVIEW_CHANGED_FACTS_SHOWN")])
     return render_page(request, TEMPLATE, context)
+
+
+@require_POST
+@curator_required
+def review_fact(request, pk):
+    """Confirm, undo or keep both of a changed fact; the card is swapped for its outcome."""
+    change = get_object_or_404(FactChange.objects.select_related("old", "new"), pk=pk)
+    form = FactChangeForm(request.POST)
+    error = None
+    if form.is_valid():
+        try:
+            change = factchanges.fact_change_resolve(
+                change=change, action=form.cleaned_data["action"], actor=request.user
+            )
+        except MemoryLaneError as exc:
+            error = human_error(exc)
+    else:
+        error = form_error(form)
+    if not request.htmx:
+        if error:
+            messages.error(request, error)
+        else:
+            messages.success(request, OUTCOMES[change.status])
+        return redirect(f"{reverse('dashboard:review')}?show=changed")
+    context = {"change": change, "error": error, "outcome": None if error else OUTCOMES[change.status]}
+    return render_page(request, TEMPLATE, context, partial="fact", status=422 if error else 200)
 
 
 @require_GET

@@ -17,6 +17,7 @@ from memory.services.audit import record_event
 from memory.services.errors import ContentTooLarge, InvalidInput
 from memory.services.redaction import redact
 from memory.services.store import content_hash
+from memory.services.upsert import scope_key, scope_of
 
 EDITABLE = ("content", "memory_type", "category", "priority", "tags", "valid_until", "entities")
 
@@ -77,6 +78,7 @@ def memory_update(*, memory: Memory, actor, **changes) -> Memory:
         after = sorted(e.slug for e in resolution.entities)
         if before != after:
             diff["entities"] = [before, after]
+            memory.scope_key = scope_key(scope_of(after))
     try:
         with transaction.atomic():
             memory.save()

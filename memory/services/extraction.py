@@ -2,9 +2,10 @@
 
 A worker claims a session with a conditional update (pending → running), finds candidates —
 with the rules below, or with the optional LLM — and stores them through the store service (§4.3)
-in one transaction that also marks the session done. A candidate closer than
-``EXTRACTION_SKIP_COSINE`` to a live memory is skipped, so running extraction twice, or again
-after a worker died mid-way, stores nothing new.
+in one transaction that also marks the session done. The store's upsert decides each candidate:
+a lesson the team already has (of a compatible scope, every content-bearing token the same) is a
+NOOP that reinforces it, so running extraction twice, or again after a worker died mid-way, stores
+nothing new; a changed lesson supersedes the old one for a curator's review.
 
 A claim is a lease: a worker that dies leaves its session ``running``; the sweep (beat, and every
 worker at start) hands it out again once the lease has expired or its worker's process is gone.
@@ -39,7 +40,7 @@ from memory.models import (
 from memory.services import entities as entity_service
 from memory.services import llm
 from memory.services.errors import InvalidInput
-from memory.services.store import ADD, UPDATE, memory_store_batch, nearest_live, normalize_text, prepare
+from memory.services.store import ADD, NOOP, UPDATE, memory_store_batch, normalize_text, prepare
 
 logger = logging.getLogger(__name__)
 
@@ -444,12 +445,6 @@ def extraction_run(session_id) -> ExtractionReport:
         except InvalidInput:
             report.skipped_invalid += 1
     vectors = embeddings.encode([p.content for p in prepared])
-    kept = [
-        index
-        for index, (_, similarity) in enumerate(nearest_live(Kind.OBSERVATION, vectors))
-        if similarity <= setting("EXTRACTION_SKIP_COSINE")
-    ]
-    report.skipped_similar = len(items) - len(kept)
     with transaction.atomic():
         locked = Session.objects.select_for_update().get(pk=session.pk)
         if (
@@ -458,10 +453,13 @@ def extraction_run(session_id) -> ExtractionReport:
         ):
             report.status = "claim lost"
             return report
-        results = memory_store_batch(
-            [items[i] for i in kept], author=session.user, session=session, vectors=vectors[kept]
+        # The store's upsert decides (DESIGN.md §4.3): a lesson the team already has is reinforced
+        # (NOOP), a changed one supersedes it for review, and memories of another project never count.
+        results = (
+            memory_store_batch(items, author=session.user, session=session, vectors=vectors) if items else []
         )
         report.added = [str(r.memory.pk) for r in results if r.operation in (ADD, UPDATE)]
+        report.skipped_similar = sum(1 for r in results if r.operation == NOOP)
         report.seconds = round(time.monotonic() - started, 3)
         _finish(session, ExtractionStatus.DONE, report=asdict(report))
     return report

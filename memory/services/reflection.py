@@ -5,7 +5,9 @@ cosine ≥ ``REFLECTION_CLUSTER_COSINE``; each cluster of at least ``REFLECTION_
 one reflection — the LLM's summary when one is configured and answers sensibly, else the medoid's
 text — with the union of the entities and tags, the highest priority and ``sources`` pointing at
 the observations, which get ``condensed_into``. A bullet that matches an existing reflection
-(Jaccard ≥ 0.8 or cosine ≥ 0.9) is merged into it instead. Observations stay searchable.
+(Jaccard ≥ 0.8 or cosine ≥ 0.9, with the same content-bearing tokens) is merged into it instead.
+Observations stay searchable. Like the upsert (§4.3), reflection never merges a changed fact: two
+observations of another scope, or one fact changed ("Node 18" / "Node 20"), never share a cluster.
 
 Idempotent (condensed observations are not taken again) and safe beside ingestion: each cluster is
 its own transaction, and an advisory lock keeps two runs from condensing the same week twice.
@@ -28,8 +30,9 @@ from memory.conf import setting
 from memory.models import Action, Entity, EntityMention, Kind, Memory, Source, Status, TaskName, TaskRun
 from memory.services import jobs, llm
 from memory.services.audit import record_event
-from memory.services.store import ADD, jaccard, memory_store_batch, token_set
+from memory.services.store import ADD, entity_scope, memory_store_batch
 from memory.services.taxonomy import priority_rank
+from memory.services.upsert import compare_facts, jaccard, same_fact, scope_conflict, token_set
 
 logger = logging.getLogger(__name__)
 
@@ -56,15 +59,20 @@ class Cluster:
     medoid: int  # index into members
 
 
-def clusters_of(memories: list[Memory], vectors, *, threshold: float, min_size: int) -> list[Cluster]:
+def clusters_of(
+    memories: list[Memory], vectors, *, threshold: float, min_size: int, apart=None
+) -> list[Cluster]:
     """Greedy, deterministic clustering: the memory with the most neighbours at ≥ ``threshold``
     (the earliest on ties) takes those neighbours; repeat while a cluster of ``min_size`` remains.
-    Every member is within ``threshold`` of its cluster's centre, so chains do not form."""
+    Every member is within ``threshold`` of its cluster's centre, so chains do not form.
+    ``apart(i, j)`` says two memories must never share a cluster (a changed fact, another scope):
+    a neighbour that conflicts with one already taken stays free for a later cluster."""
     import numpy as np
 
     if len(memories) < min_size:
         return []
-    similar = (vectors @ vectors.T) >= threshold
+    cosines = vectors @ vectors.T
+    similar = cosines >= threshold
     free = np.ones(len(memories), dtype=bool)
     found = []
     while True:
@@ -72,7 +80,15 @@ def clusters_of(memories: list[Memory], vectors, *, threshold: float, min_size: 
         centre = int(np.argmax(degrees))
         if degrees[centre] < min_size:
             break
-        members = np.flatnonzero(similar[centre] & free)
+        members = [centre]
+        for index in sorted(np.flatnonzero(similar[centre] & free), key=lambda i: (-cosines[centre, i], i)):
+            if index != centre and not (apart and any(apart(index, other) for other in members)):
+                members.append(int(index))
+        if len(members) < min_size:
+            similar[centre, :] = similar[:, centre] = False  # it cannot lead a cluster; try the next
+            similar[centre, centre] = True
+            continue
+        members = np.array(sorted(members))
         free[members] = False
         member_vectors = vectors[members]
         medoid = int(np.argmax((member_vectors @ member_vectors.T).sum(axis=1)))
@@ -129,12 +145,38 @@ def _reflection_fields(cluster: Cluster, content: str, slugs: list[str]) -> dict
     }
 
 
+def _different_facts(members: list[Memory], vectors):
+    """Two observations that must stay apart (DESIGN.md §4.3 applied to reflection): of another
+    scope, or so close that they are one fact changed (cosine ≥ UPDATE_COSINE with a number,
+    version, name, identifier, path, date, negation or order that differs) — merging them would
+    drop one of the two facts. Rewordings of one lesson ("Run …" / "Apply …") still condense."""
+    scopes = {
+        memory.pk: entity_scope(
+            m.entity for m in memory.mentions.filter(resolved=True).select_related("entity")
+        )
+        for memory in members
+    }
+
+    def apart(i: int, j: int) -> bool:
+        a, b = members[i], members[j]
+        if scope_conflict(scopes[a.pk], scopes[b.pk]):
+            return True
+        if float(vectors[i] @ vectors[j]) < setting("UPDATE_COSINE"):
+            return False
+        return any(change.kind != "term" for change in compare_facts(a.content, b.content))
+
+    return apart
+
+
 def _matching_reflection(content: str, vector, existing: list[tuple[Memory, object]]) -> Memory | None:
+    """An existing reflection that says the same thing: close (Jaccard or cosine) and with the same
+    content-bearing tokens — a bullet whose fact changed is a new reflection, not a merge."""
     tokens = token_set(content)
     for reflection, reflection_vector in existing:
-        if jaccard(tokens, token_set(reflection.content)) >= setting("REFLECTION_MERGE_JACCARD") or float(
-            vector @ reflection_vector
-        ) >= setting("REFLECTION_MERGE_COSINE"):
+        close = jaccard(tokens, token_set(reflection.content)) >= setting(
+            "REFLECTION_MERGE_JACCARD"
+        ) or float(vector @ reflection_vector) >= setting("REFLECTION_MERGE_COSINE")
+        if close and same_fact(reflection.content, content):
             return reflection
     return None
 
@@ -201,6 +243,7 @@ def reflection_run(
                 vectors,
                 threshold=setting("REFLECTION_CLUSTER_COSINE"),
                 min_size=setting("REFLECTION_MIN_CLUSTER"),
+                apart=_different_facts(members, vectors),
             )
         report.clusters = len(clusters)
         existing = [

@@ -1,21 +1,22 @@
 """Storing memories (DESIGN.md §4.3): validate → redact → quarantine → hash → embed → upsert.
 
-Every store returns an operation: ADD (a new memory), UPDATE (a new memory that supersedes a
-near-duplicate in the same category) or NOOP (the existing memory, reinforced). Two live memories
-never share content: a unique index on the content hash decides races between concurrent stores.
+Every store returns an operation and the decision behind it: ADD (a new memory), UPDATE (a new
+memory that supersedes a close one of the same scope whose fact changed — queued for a curator's
+review as a FactChange) or NOOP (the existing memory, reinforced; the incoming text is kept on the
+reinforcement event). The decision itself is the pure function in ``memory/services/upsert.py``;
+this module gathers what it needs and writes what it says. Two live memories never share content:
+a unique index on the content hash decides races between concurrent stores.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
-import unicodedata
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F
+from django.db.models import F, Prefetch
 from django.utils import timezone
 
 from memory import embeddings
@@ -25,6 +26,8 @@ from memory.models import (
     Category,
     Entity,
     EntityMention,
+    EntityType,
+    FactChange,
     Kind,
     Memory,
     MemoryEvent,
@@ -37,31 +40,24 @@ from memory.models import (
 from memory.services import entities as entity_service
 from memory.services.errors import AmbiguousEntity, ContentTooLarge, InvalidInput
 from memory.services.redaction import injection_reasons, redact
+from memory.services.upsert import (  # noqa: F401  (re-exported: callers import them from here)
+    ADD,
+    NOOP,
+    UPDATE,
+    Decision,
+    Side,
+    content_hash,
+    decide,
+    jaccard,
+    normalize_text,
+    scope_conflict,
+    scope_key,
+    scope_of,
+    token_set,
+)
 
-ADD, UPDATE, NOOP = "ADD", "UPDATE", "NOOP"
 MAX_TAG_LENGTH = 64
 MAX_SOURCE_CHUNK_CHARS = 8000
-NEIGHBOURS_CHECKED = 5
-TOKEN_RE = re.compile(r"[a-z0-9]+")
-
-
-def normalize_text(text: str) -> str:
-    """Case, Unicode form and whitespace do not make two memories different."""
-    return " ".join(unicodedata.normalize("NFKC", text).lower().split())
-
-
-def content_hash(text: str) -> str:
-    return hashlib.sha256(normalize_text(text).encode()).hexdigest()
-
-
-def token_set(text: str) -> set[str]:
-    return set(TOKEN_RE.findall(normalize_text(text)))
-
-
-def jaccard(a: set[str], b: set[str]) -> float:
-    if not a and not b:
-        return 1.0
-    return len(a & b) / len(a | b)
 
 
 @dataclass
@@ -69,6 +65,7 @@ class StoreResult:
     operation: str
     memory: Memory
     superseded: Memory | None = None
+    decision: Decision | None = None
     redactions: list[str] = field(default_factory=list)
     quarantine_reasons: list[str] = field(default_factory=list)
 
@@ -209,58 +206,229 @@ def _live(kind: str):
     )
 
 
+# The nearest memories of each new one, left out those of another scope: a memory with entities of a
+# type the new one also has, none of them shared (another project, person…). HNSW serves each
+# lateral lookup; the scope filter runs on what the index finds.
 NEIGHBOURS_SQL = """
 SELECT q.idx, m.id, m.embedding <=> q.vec::vector AS distance
-FROM unnest(%s::text[]) WITH ORDINALITY AS q(vec, idx)
+FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS q(vec, scope, idx)
 CROSS JOIN LATERAL (
-    SELECT id, embedding FROM memory_memory
-    WHERE kind = %s AND status = ANY(%s) AND superseded_by_id IS NULL
-    ORDER BY embedding <=> q.vec::vector
+    SELECT mem.id, mem.embedding FROM memory_memory mem
+    WHERE mem.kind = %s AND mem.status = ANY(%s) AND mem.superseded_by_id IS NULL
+      AND NOT EXISTS (
+        SELECT 1
+        FROM jsonb_each(q.scope::jsonb) AS s(type, ids)
+        JOIN memory_entitymention mm ON mm.memory_id = mem.id AND mm.resolved
+        JOIN memory_entity e ON e.id = mm.entity_id AND e.type = s.type
+        GROUP BY s.type
+        HAVING NOT bool_or(s.ids @> to_jsonb(e.id::text))
+      )
+    ORDER BY mem.embedding <=> q.vec::vector
     LIMIT %s
 ) AS m
 ORDER BY q.idx, distance
 """
 
 
-def _neighbours(
-    kind: str, vectors, statuses: tuple[str, ...] = (Status.ACTIVE,)
+def _resolved_mentions() -> Prefetch:
+    return Prefetch(
+        "mentions",
+        queryset=EntityMention.objects.filter(resolved=True).select_related("entity"),
+        to_attr="resolved_mentions",
+    )
+
+
+def entity_scope(entities) -> dict[str, frozenset[str]]:
+    """Entities by type, as the upsert decision compares them."""
+    return scope_of(entity.slug for entity in entities)
+
+
+def _scope_json(entities) -> str:
+    kinds = set(setting("UPSERT_SCOPE_ENTITY_TYPES"))
+    scope: dict[str, list[str]] = {}
+    for entity in entities:
+        if entity.type in kinds:
+            scope.setdefault(entity.type, []).append(str(entity.pk))
+    return json.dumps(scope)
+
+
+def scoped_neighbours(
+    kind: str, vectors, scopes: list, statuses: tuple[str, ...] = (Status.ACTIVE,)
 ) -> list[list[tuple[Memory, float]]]:
-    """For each vector, the closest memories of ``kind`` (active ones unless ``statuses`` says
-    otherwise) with their cosine similarity, in one round trip (HNSW serves each lateral lookup)."""
+    """For each vector, the closest memories of ``kind`` with a compatible scope (``scopes[i]``: the
+    new memory's entities) and their cosine similarity, each memory's entities prefetched."""
     texts = ["[" + ",".join(f"{x:.7g}" for x in vector) + "]" for vector in vectors]
     with connection.cursor() as cursor:
         cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(setting("HNSW_EF_SEARCH"))])
-        cursor.execute(NEIGHBOURS_SQL, [texts, kind, list(statuses), NEIGHBOURS_CHECKED])
+        cursor.execute(
+            NEIGHBOURS_SQL,
+            [texts, [_scope_json(s) for s in scopes], kind, list(statuses), setting("UPSERT_NEIGHBOURS")],
+        )
         rows = cursor.fetchall()
-    memories = Memory.objects.defer("embedding", "search_vector").in_bulk({pk for _, pk, _ in rows})
+    memories = (
+        Memory.objects.defer("embedding", "search_vector")
+        .prefetch_related(_resolved_mentions())
+        .in_bulk({pk for _, pk, _ in rows})
+    )
     found: list[list[tuple[Memory, float]]] = [[] for _ in texts]
     for index, pk, distance in rows:
         found[index - 1].append((memories[pk], 1.0 - distance))
     return found
 
 
-def nearest_live(kind: str, vectors) -> list[tuple[Memory | None, float]]:
-    """For each vector, the most similar live memory of ``kind`` (active, awaiting review or
-    quarantined) and its cosine similarity; ``(None, -1.0)`` when there is none."""
-    if not len(vectors):
-        return []
-    found = _neighbours(kind, vectors, statuses=(Status.ACTIVE, Status.PENDING_REVIEW, Status.QUARANTINED))
-    return [max(pairs, key=lambda pair: pair[1]) if pairs else (None, -1.0) for pairs in found]
+def side_of(memory: Memory) -> Side:
+    mentions = getattr(memory, "resolved_mentions", None)
+    if mentions is None:
+        mentions = memory.mentions.filter(resolved=True).select_related("entity")
+    return Side(memory.content, memory.category, entity_scope(m.entity for m in mentions), memory)
 
 
 @dataclass
 class _Plan:
-    """What one prepared item will become: a NOOP on ``existing``, or a new memory that may
-    supersede ``supersede``."""
+    """What one prepared item becomes: a NOOP on ``existing``, or a new memory that may supersede
+    ``supersede``; ``decision`` says why."""
 
     prepared: PreparedMemory
     entities: list[Entity]
     unknown: list[str]
-    operation: str = ADD
+    ambiguities: dict[str, list[str]] = field(default_factory=dict)  # names detected in the text
+    decision: Decision = field(default_factory=lambda: Decision(ADD, "deduplication off"))
     existing: Memory | None = None
     batch_twin: int | None = None  # NOOP on a memory created earlier in this batch
     supersede: Memory | None = None
     memory: Memory | None = None
+
+    @property
+    def operation(self) -> str:
+        return self.decision.operation
+
+    def side(self) -> Side:
+        return Side(self.prepared.content, self.prepared.category, entity_scope(self.entities))
+
+
+def _plans(prepared: list[PreparedMemory]) -> list[_Plan]:
+    """Resolve each item's entities (explicit references, or those its text names). Raises
+    AmbiguousEntity when an explicit reference matches several."""
+    slugs = [slug for p in prepared for ref in p.entity_refs if (slug := entity_service.normalize_slug(ref))]
+    by_slug = entity_service.entities_for_slugs(slugs, create=True) if slugs else {}
+    needs_pool = any(
+        not entity_service.normalize_slug(ref) for p in prepared for ref in p.entity_refs
+    ) or any(p.kind == Kind.OBSERVATION and not p.entity_refs for p in prepared)
+    pool = list(Entity.objects.canonical()) if needs_pool else None
+    plans, ambiguities = [], {}
+    for item in prepared:
+        resolution = entity_service.resolve_references(
+            item.entity_refs, create=False, by_slug=by_slug, pool=pool
+        )
+        ambiguities.update(resolution.ambiguities)
+        plan = _Plan(item, list(resolution.entities), resolution.unknown)
+        if item.kind == Kind.OBSERVATION and not item.entity_refs:
+            detected = entity_service.detect_in_text(item.content, pool)
+            plan.entities += [e for e in detected.entities if e not in plan.entities]
+            plan.ambiguities = detected.ambiguities
+        plans.append(plan)
+    if ambiguities:
+        raise AmbiguousEntity(ambiguities)
+    return plans
+
+
+def _decide(plans: list[_Plan], vectors, *, dedupe: bool) -> None:
+    """Set each plan's decision (DESIGN.md §4.3, memory/services/upsert.py): the same live text is
+    a NOOP; otherwise compare with the items before it in this list (only a NOOP counts there) and
+    with the nearest live memories of a compatible scope; only memories already stored can be
+    superseded, each at most once."""
+    same_text: dict[tuple[str, str], list[Memory]] = {}
+    for kind in {p.prepared.kind for p in plans}:
+        hashes = [p.prepared.content_hash for p in plans if p.prepared.kind == kind]
+        for memory in _live(kind).filter(content_hash__in=hashes).prefetch_related(_resolved_mentions()):
+            same_text.setdefault((kind, memory.content_hash), []).append(memory)
+    neighbours: dict[int, list[tuple[Memory, float]]] = {}
+    if dedupe:
+        for kind in {p.prepared.kind for p in plans}:
+            indexes = [i for i, p in enumerate(plans) if p.prepared.kind == kind]
+            found = scoped_neighbours(
+                kind, [vectors[i] for i in indexes], [plans[i].entities for i in indexes]
+            )
+            neighbours.update(zip(indexes, found, strict=True))
+
+    superseded: set = set()
+    for index, plan in enumerate(plans):
+        item = plan.prepared
+        side = plan.side()
+        twin = next(
+            (
+                memory
+                for memory in same_text.get((item.kind, item.content_hash), [])
+                if not scope_conflict(side.entities, side_of(memory).entities)
+            ),
+            None,
+        )
+        if twin is not None:
+            plan.decision, plan.existing = Decision(NOOP, "same text", twin, 1.0, 1.0), twin
+            continue
+        if not dedupe:
+            continue
+        earlier = [
+            (
+                Side(other.prepared.content, other.prepared.category, entity_scope(other.entities), position),
+                float(vectors[position] @ vectors[index]),
+            )
+            for position, other in enumerate(plans[:index])
+            if other.operation != NOOP and other.prepared.kind == item.kind
+        ]
+        within = decide(side, earlier)
+        if within.operation == NOOP:
+            plan.decision, plan.batch_twin = within, within.compared_with
+            continue
+        candidates = [(side_of(memory), cosine) for memory, cosine in neighbours.get(index, [])]
+        if item.status != Status.ACTIVE:
+            # Quarantined or unreviewed text never hides a live memory: it may only be a NOOP.
+            decision = decide(side, candidates)
+            if decision.operation == UPDATE:
+                decision = Decision(
+                    ADD,
+                    f"not active, so it supersedes nothing ({decision.reason})",
+                    decision.compared_with,
+                    decision.cosine,
+                    decision.jaccard,
+                )
+        else:
+            candidates = [(c, cosine) for c, cosine in candidates if c.ref.pk not in superseded]
+            decision = decide(side, candidates)
+        plan.decision = decision
+        if decision.operation == NOOP:
+            plan.existing = decision.compared_with
+        elif decision.operation == UPDATE:
+            plan.supersede = decision.compared_with
+            superseded.add(plan.supersede.pk)
+
+
+def _new_memory(plan: _Plan, vector, *, author, session, now) -> Memory:
+    item = plan.prepared
+    created_at = item.created_at or now
+    return Memory(
+        kind=item.kind,
+        content=item.content,
+        content_hash=item.content_hash,
+        scope_key=scope_key(entity_scope(plan.entities)),
+        memory_type=item.memory_type,
+        category=item.category,
+        priority=item.priority,
+        is_negative=item.is_negative,
+        embedding=vector,
+        tags=item.tags,
+        confidence=item.confidence,
+        status=item.status,
+        status_reason=item.status_reason,
+        source=item.source,
+        source_chunk=item.source_chunk,
+        session=session,
+        author=author,
+        agent_name=item.agent_name,
+        valid_from=item.valid_from or created_at,
+        last_validated_at=created_at,
+        created_at=created_at,
+    )
 
 
 def _store_many(
@@ -272,108 +440,16 @@ def _store_many(
     dedupe: bool = True,
     retry: bool = True,
 ) -> list[StoreResult]:
-    """The upsert of DESIGN.md §4.3 for a list of items, in a handful of queries whatever its length.
-
-    Items are decided in order: each is compared with live memories and with the items before it
-    in the same list (identical or near-identical text → NOOP); only memories already stored can
-    be superseded. The caller holds the transaction."""
+    """The upsert of DESIGN.md §4.3 for a list of items, in a handful of queries whatever its length:
+    resolve entities → decide (memory/services/upsert.py) → write. The caller holds the transaction."""
     author = author if getattr(author, "pk", None) else None
-    slugs = [slug for p in prepared for ref in p.entity_refs if (slug := entity_service.normalize_slug(ref))]
-    by_slug = entity_service.entities_for_slugs(slugs, create=True) if slugs else {}
-    needs_pool = any(not entity_service.normalize_slug(ref) for p in prepared for ref in p.entity_refs)
-    pool = list(Entity.objects.canonical()) if needs_pool else None
-    plans, ambiguities = [], {}
-    for item in prepared:
-        resolution = entity_service.resolve_references(
-            item.entity_refs, create=False, by_slug=by_slug, pool=pool
-        )
-        ambiguities.update(resolution.ambiguities)
-        plans.append(_Plan(item, resolution.entities, resolution.unknown))
-    if ambiguities:
-        raise AmbiguousEntity(ambiguities)
-
-    by_hash: dict[tuple[str, str], Memory] = {
-        (m.kind, m.content_hash): m
-        for kind in {p.kind for p in prepared}
-        for m in _live(kind).filter(content_hash__in=[p.content_hash for p in prepared if p.kind == kind])
-    }
-    neighbours: dict[int, list[tuple[Memory, float]]] = {}
-    if dedupe:
-        for kind in {p.kind for p in prepared}:
-            indexes = [i for i, p in enumerate(prepared) if p.kind == kind]
-            for index, found in zip(indexes, _neighbours(kind, [vectors[i] for i in indexes]), strict=True):
-                neighbours[index] = found
-
-    superseded: set = set()
-    for index, plan in enumerate(plans):
-        item = plan.prepared
-        if (item.kind, item.content_hash) in by_hash:
-            plan.operation, plan.existing = NOOP, by_hash[(item.kind, item.content_hash)]
-            continue
-        if not dedupe:
-            continue
-        tokens = token_set(item.content)
-        for earlier in range(index):
-            other = plans[earlier]
-            if other.operation == NOOP or other.prepared.kind != item.kind:
-                continue
-            cosine = float(vectors[earlier] @ vectors[index])
-            if (
-                other.prepared.content_hash == item.content_hash
-                or cosine >= setting("NOOP_COSINE")
-                or jaccard(tokens, token_set(other.prepared.content)) >= setting("NOOP_JACCARD")
-            ):
-                plan.operation, plan.batch_twin = NOOP, earlier
-                break
-        if plan.operation == NOOP:
-            continue
-        for neighbour, cosine in neighbours.get(index, []):
-            if cosine >= setting("NOOP_COSINE") or jaccard(tokens, token_set(neighbour.content)) >= setting(
-                "NOOP_JACCARD"
-            ):
-                plan.operation, plan.existing, plan.supersede = NOOP, neighbour, None
-                break
-            if (
-                plan.supersede is None
-                and item.status == Status.ACTIVE  # quarantined or unreviewed text never hides a live memory
-                and cosine >= setting("UPDATE_COSINE")
-                and neighbour.category == item.category
-                and neighbour.pk not in superseded
-            ):
-                plan.supersede = neighbour
-        if plan.supersede is not None:
-            plan.operation = UPDATE
-            superseded.add(plan.supersede.pk)
-
+    plans = _plans(prepared)
+    _decide(plans, vectors, dedupe=dedupe)
     now = timezone.now()
     new_plans = [plan for plan in plans if plan.operation != NOOP]
     for index, plan in enumerate(plans):
-        if plan.operation == NOOP:
-            continue
-        item = plan.prepared
-        created_at = item.created_at or now
-        plan.memory = Memory(
-            kind=item.kind,
-            content=item.content,
-            content_hash=item.content_hash,
-            memory_type=item.memory_type,
-            category=item.category,
-            priority=item.priority,
-            is_negative=item.is_negative,
-            embedding=vectors[index],
-            tags=item.tags,
-            confidence=item.confidence,
-            status=item.status,
-            status_reason=item.status_reason,
-            source=item.source,
-            source_chunk=item.source_chunk,
-            session=session,
-            author=author,
-            agent_name=item.agent_name,
-            valid_from=item.valid_from or created_at,
-            last_validated_at=created_at,
-            created_at=created_at,
-        )
+        if plan.operation != NOOP:
+            plan.memory = _new_memory(plan, vectors[index], author=author, session=session, now=now)
     try:
         with transaction.atomic():
             Memory.objects.bulk_create([plan.memory for plan in new_plans])
@@ -388,8 +464,24 @@ def _store_many(
             )[0]
             for i, item in enumerate(prepared)
         ]
+    return _apply(plans, author=author, session=session, now=now)
 
-    mentions, unresolved, events, results = [], {}, [], []
+
+def _glued(target: Memory, entities: list[Entity]) -> list[Entity]:
+    """The entities a NOOP adds to the memory it reinforces: all of them, except that a team-wide
+    memory (about no project) repeated inside one project stays team-wide."""
+    if (
+        any(e.type == EntityType.PROJECT for e in entities)
+        and EntityType.PROJECT not in side_of(target).entities
+    ):
+        return [e for e in entities if e.type != EntityType.PROJECT]
+    return entities
+
+
+def _apply(plans: list[_Plan], *, author, session: Session | None, now) -> list[StoreResult]:
+    """Write what the decisions say: reinforce NOOP targets (keeping the incoming text), supersede
+    changed facts and queue them for review, and record mentions and audit events."""
+    mentions, events, changed, results = [], [], [], []
     for plan in plans:
         item = plan.prepared
         if plan.operation == NOOP:
@@ -400,19 +492,36 @@ def _store_many(
             )
             target.tags = tags
             target.reinforcement_count += 1
-            mentions += [(target, entity) for entity in plan.entities]
+            mentions += [(target, entity) for entity in _glued(target, plan.entities)]
+            plan.decision.compared_with = target
             events.append(
                 MemoryEvent(
                     memory=target,
                     memory_ref=target.pk,
                     action=Action.REINFORCED,
                     actor=author,
-                    diff={"source": item.source},
+                    diff={
+                        "source": item.source,
+                        "text": item.content,
+                        "type": item.memory_type,
+                        "category": item.category,
+                        "priority": item.priority,
+                        "tags": item.tags,
+                        "entities": [e.slug for e in plan.entities],
+                        "author": getattr(author, "username", None),
+                        "agent_name": item.agent_name,
+                        "session": str(session.pk) if session else None,
+                        "decision": plan.decision.as_dict(),
+                    },
                 )
             )
             results.append(
                 StoreResult(
-                    NOOP, target, redactions=item.redactions, quarantine_reasons=item.quarantine_reasons
+                    NOOP,
+                    target,
+                    decision=plan.decision,
+                    redactions=item.redactions,
+                    quarantine_reasons=item.quarantine_reasons,
                 )
             )
             continue
@@ -434,18 +543,19 @@ def _store_many(
                     memory_ref=old.pk,
                     action=Action.SUPERSEDED,
                     actor=author,
-                    diff={"superseded_by": str(memory.pk)},
+                    diff={"superseded_by": str(memory.pk), "decision": plan.decision.as_dict()},
                 )
             )
-        if item.kind == Kind.OBSERVATION and not item.entity_refs:
-            if pool is None:
-                pool = list(Entity.objects.canonical())
-            detected = entity_service.detect_in_text(item.content, pool)
-            entities += [e for e in detected.entities if e not in entities]
-            if detected.ambiguities:
-                unresolved[memory.pk] = (memory, detected.ambiguities, [])
-        if plan.unknown:
-            unresolved[memory.pk] = (memory, unresolved.get(memory.pk, (None, {}, []))[1], plan.unknown)
+            if plan.decision.changed_fact:
+                changed.append(
+                    FactChange(
+                        old=old,
+                        new=memory,
+                        reason=plan.decision.reason[:1000],
+                        changes=plan.decision.as_dict()["changes"],
+                        cosine=plan.decision.cosine,
+                    )
+                )
         mentions += [(memory, entity) for entity in entities]
         events.append(
             MemoryEvent(
@@ -459,6 +569,7 @@ def _store_many(
                     "redactions": item.redactions,
                     "quarantine_reasons": item.quarantine_reasons,
                     "supersedes": str(plan.supersede.pk) if plan.supersede else None,
+                    "decision": plan.decision.as_dict(),
                 },
             )
         )
@@ -467,6 +578,7 @@ def _store_many(
                 plan.operation,
                 memory,
                 superseded=plan.supersede,
+                decision=plan.decision,
                 redactions=item.redactions,
                 quarantine_reasons=item.quarantine_reasons,
             )
@@ -478,9 +590,11 @@ def _store_many(
         ],
         ignore_conflicts=True,
     )
-    for memory, ambiguities, unknown in unresolved.values():
-        entity_service.record_unresolved(memory, ambiguities, unknown)
+    for plan in plans:
+        if plan.operation != NOOP and (plan.ambiguities or plan.unknown):
+            entity_service.record_unresolved(plan.memory, plan.ambiguities, plan.unknown)
     MemoryEvent.objects.bulk_create(events)
+    FactChange.objects.bulk_create(changed, ignore_conflicts=True)
     return results
 
 

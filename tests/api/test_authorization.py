@@ -111,8 +111,12 @@ def test_a_dashboard_session_authenticates_the_api(client, curator, member, memo
 
 
 def test_the_author_comes_from_the_token_not_the_body(api):
-    response = api["member"].post(
+    spoofed = api["member"].post(
         "/api/v1/observations", {"content": "Tag releases with semver.", "author": "curator"}, format="json"
+    )
+    assert spoofed.status_code == 400 and "author" in spoofed.json()["error"]["fields"]  # not a field
+    response = api["member"].post(
+        "/api/v1/observations", {"content": "Tag releases with semver."}, format="json"
     )
     assert response.status_code == 201
     assert response.json()["memory"]["author"] == "member"

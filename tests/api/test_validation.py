@@ -35,7 +35,7 @@ def error_of(response, status: int) -> dict:
         ({"content": "ok", "entities": [f"feature:f{i}" for i in range(21)]}, "entities"),
         ({"content": "ok", "entities": "project:x"}, "entities"),
         ({"content": "ok", "tags": [f"t{i}" for i in range(21)]}, "tags"),
-        ({"content": "ok", "tags": ["x" * 65]}, "tags.0"),
+        ({"content": "ok", "tags": ["x" * 65]}, "tags[0]"),
         ({"content": "ok\x00null"}, "content"),
         ({"content": "ok", "valid_from": "yesterday"}, "valid_from"),
         ({"content": ["not", "text"]}, "content"),

@@ -275,3 +275,39 @@ def test_screenshots_of_every_page(browser, live_server, as_curator, data, size)
         assert overflow <= 0, f"{name} is {overflow}px wider than the {size} screen"
         visit.page.screenshot(path=SCREENSHOTS / f"{name}-{size}.png", full_page=True)
     assert Memory.objects.exists()
+
+
+def test_a_curator_reviews_a_changed_fact_side_by_side_and_undoes_it(as_curator, embedder):
+    from memory.models import FactChange
+    from memory.services.store import memory_store
+
+    old = memory_store(content="Always pin Node 18 for the billing service.").memory
+    new = memory_store(content="Always pin Node 20 for the billing service.").memory
+    change = FactChange.objects.get()
+    visit = as_curator()
+    visit.go("/review/?show=changed")
+    card = visit.page.locator(f"#fact-{change.pk}")
+    expect(card).to_contain_text("version changed: 18 → 20")
+    expect(card.locator(".was mark")).to_have_text("18")
+    expect(card.locator(".now mark")).to_have_text("20")
+    visit.mark()
+    card.get_by_role("button", name="Undo").click()
+    expect(card).to_contain_text("Undone")
+    visit.assert_not_reloaded()
+    old.refresh_from_db()
+    new.refresh_from_db()
+    assert old.superseded_by is None and new.status == "rejected"
+
+
+def test_a_curator_splits_a_reinforcement_out_of_a_memory(as_curator, embedder):
+    from memory.services.store import memory_store
+
+    original = memory_store(content="Don't cache the auth responses.").memory
+    memory_store(content="Do not cache the auth responses.")
+    visit = as_curator()
+    visit.go(f"/memories/{original.pk}/")
+    panel = visit.page.locator(".reinforcements")
+    expect(panel).to_contain_text("Do not cache the auth responses.")
+    panel.get_by_role("button", name="Split out").click()
+    expect(visit.page.get_by_role("status").or_(visit.page.locator(".messages"))).to_contain_text("Split out")
+    assert Memory.objects.filter(content="Do not cache the auth responses.").exists()

@@ -259,3 +259,33 @@ def test_tool_calls_share_the_token_s_rate_limit_with_the_rest_api(test_database
         results = run(scenario())
     assert [r.is_error for r in results] == [False, False, True]
     assert results[2].structured_content["error"]["code"] == "THROTTLED"
+
+
+def test_unknown_arguments_are_refused_naming_them_and_stores_explain_their_decision(lane_server, tokens):
+    async def scenario():
+        async with session(lane_server, tokens["member"]) as client:
+            typo = await client.call_tool(
+                "memory_lane_store",
+                {
+                    "information": "Always pin Node 18 for billing.",
+                    "type": "decision",
+                    "entites": ["project:x"],
+                },
+            )
+            first = await client.call_tool(
+                "memory_lane_store",
+                {"information": "Always pin Node 18 for the billing service.", "type": "decision"},
+            )
+            changed = await client.call_tool(
+                "memory_lane_store",
+                {"information": "Always pin Node 20 for the billing service.", "type": "decision"},
+            )
+            return typo, first, changed
+
+    typo, first, changed = run(scenario())
+    assert typo.is_error and typo.structured_content["error"]["code"] == "VALIDATION_ERROR"
+    assert "entites → entities?" in typo.structured_content["error"]["fields"]["entites"][0]
+    assert first.structured_content["decision"]["operation"] == "ADD"
+    decision = changed.structured_content["decision"]
+    assert decision["operation"] == "UPDATE" and decision["reason"] == "version changed: 18 → 20"
+    assert decision["compared_with"] == first.structured_content["memory"]["id"]
