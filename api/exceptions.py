@@ -52,10 +52,9 @@ def _field_errors(detail, prefix: str = "") -> dict[str, list[str]]:
     if isinstance(detail, dict):
         fields: dict[str, list[str]] = {}
         for key, value in detail.items():
-            if isinstance(key, int):  # a list serializer's errors by position
+            name = f"{prefix}.{key}" if prefix else str(key)
+            if isinstance(key, int):  # a list's errors by position: items[0], tags[2]
                 name = f"{prefix}[{key}]"
-            else:
-                name = f"{prefix}.{key}" if prefix else str(key)
             if key == "non_field_errors":
                 name = prefix or "non_field_errors"
             fields.update(_field_errors(value, name))
