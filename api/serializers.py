@@ -6,6 +6,7 @@ import difflib
 from collections.abc import Mapping
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from memory.models import (
@@ -82,6 +83,30 @@ class ErrorSerializer(serializers.Serializer):
     error = ErrorDetailSerializer()
 
 
+class EvidenceSerializer(serializers.Serializer):
+    session_id = serializers.CharField(help_text="The agent's session id.")
+    seq_start = serializers.IntegerField()
+    seq_end = serializers.IntegerField()
+    messages = serializers.CharField(help_text="Where to read those messages.")
+
+
+class MessageOutSerializer(serializers.Serializer):
+    seq = serializers.IntegerField()
+    role = serializers.CharField()
+    content = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class MessagesFilterSerializer(StrictSerializer):
+    ignored_fields = ("page_size",)
+
+    # "from" is a Python keyword: declared through the class namespace, where DRF collects fields.
+    locals()["from"] = serializers.IntegerField(
+        min_value=0, required=False, help_text="The first seq (inclusive)."
+    )
+    to = serializers.IntegerField(min_value=0, required=False, help_text="The last seq (inclusive).")
+
+
 class MemorySerializer(serializers.ModelSerializer):
     type = serializers.CharField(source="memory_type")
     entities = serializers.SerializerMethodField()
@@ -90,6 +115,9 @@ class MemorySerializer(serializers.ModelSerializer):
     superseded_by = serializers.UUIDField(source="superseded_by_id", read_only=True, allow_null=True)
     inverted_from = serializers.UUIDField(source="inverted_from_id", read_only=True, allow_null=True)
     condensed_into = serializers.UUIDField(source="condensed_into_id", read_only=True, allow_null=True)
+    evidence = serializers.SerializerMethodField(
+        help_text="For an extracted memory: the session and the messages (seq range) it came from."
+    )
 
     class Meta:
         model = Memory
@@ -121,11 +149,24 @@ class MemorySerializer(serializers.ModelSerializer):
             "superseded_by",
             "inverted_from",
             "condensed_into",
+            "evidence",
             "last_validated_at",
             "created_at",
             "updated_at",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(EvidenceSerializer(allow_null=True))
+    def get_evidence(self, memory: Memory) -> dict | None:
+        if memory.session_id is None or memory.evidence_seq_start is None:
+            return None
+        external = memory.session.external_id
+        return {
+            "session_id": external,
+            "seq_start": memory.evidence_seq_start,
+            "seq_end": memory.evidence_seq_end,
+            "messages": f"/api/v1/sessions/{external}/messages?from={memory.evidence_seq_start}&to={memory.evidence_seq_end}",
+        }
 
     def get_entities(self, memory: Memory) -> list[str]:
         mentions = getattr(memory, "prefetched_mentions", None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from django.contrib.auth import get_user
 from django.db.models import Count, Prefetch, Q
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
@@ -33,7 +34,7 @@ from memory.services.context import context_build
 from memory.services.errors import InvalidInput, NotFound
 from memory.services.export import export_memory_md
 from memory.services.feedback import feedback_record
-from memory.services.health import health_report
+from memory.services.health import health_report, public_report
 from memory.services.search import memory_search
 from memory.services.sessions import messages_append, session_end, session_resolve, session_start
 from memory.services.store import memory_store, memory_store_batch
@@ -75,7 +76,7 @@ def errors(*codes: int, **extra) -> dict:
 
 
 def memories_with_entities(queryset):
-    return queryset.select_related("author").prefetch_related(
+    return queryset.select_related("author", "session").prefetch_related(
         Prefetch(
             "mentions",
             queryset=EntityMention.objects.filter(resolved=True).select_related("entity"),
@@ -167,9 +168,12 @@ HealthSerializer = inline_serializer(
 @permission_classes([AllowAny])
 @throttle_classes([])
 def health(request: Request) -> Response:
-    """Whether the database, the broker and the embedder are usable. No authentication."""
+    """Whether the database, the broker and the embedder are usable. No authentication: anonymous
+    callers get states only; staff signed in to the dashboard get the details."""
     report = health_report()
-    return Response(report, status=200 if report["status"] == "ok" else 503)
+    user = get_user(request._request)  # a dashboard session; no token is read here
+    shown = report if getattr(user, "is_staff", False) else public_report(report)
+    return Response(shown, status=200 if report["status"] == "ok" else 503)
 
 
 # --- observations ------------------------------------------------------------------------------
@@ -876,7 +880,26 @@ class SessionDetailView(SessionOwnedMixin, APIView):
 
 
 class SessionMessagesView(SessionOwnedMixin, APIView):
-    required_scopes = {"POST": W}
+    required_scopes = {"GET": R, "POST": W}
+
+    @extend_schema(
+        tags=["sessions"],
+        parameters=[s.MessagesFilterSerializer],
+        responses={200: s.MessageOutSerializer(many=True), 404: NOT_FOUND, **errors(400, 401, 403, 429)},
+        summary="Read transcript messages (the evidence an extracted memory links to)",
+        operation_id="sessions_messages_list",
+    )
+    def get(self, request: Request, session_id: str) -> Response:
+        session = self.get_session(request, session_id)
+        filters = s.MessagesFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        messages = session.messages.order_by("seq")
+        if "from" in filters.validated_data:
+            messages = messages.filter(seq__gte=filters.validated_data["from"])
+        if "to" in filters.validated_data:
+            messages = messages.filter(seq__lte=filters.validated_data["to"])
+        limit = setting("MAX_MESSAGES_PER_REQUEST")
+        return Response(s.MessageOutSerializer(messages[:limit], many=True).data)
 
     @extend_schema(
         tags=["sessions"],

@@ -172,6 +172,10 @@ class Memory(models.Model):
     status_reason = models.TextField(blank=True)
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.API)
     source_chunk = models.TextField(blank=True)
+    evidence_seq_start = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The first message of the session this memory was extracted from."
+    )
+    evidence_seq_end = models.PositiveIntegerField(null=True, blank=True, help_text="The last such message.")
     session = models.ForeignKey(
         "memory.Session", null=True, blank=True, on_delete=models.SET_NULL, related_name="memories"
     )

@@ -13,7 +13,9 @@ from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memorylane.settings")
 
-django_application = get_asgi_application()
+from memorylane.bodies import with_body_length  # noqa: E402
+
+django_application = with_body_length(get_asgi_application())
 
 from api.mcp_server import McpApplication, is_mcp_path  # noqa: E402 - needs Django set up first
 

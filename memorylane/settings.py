@@ -290,7 +290,9 @@ LLM_API_KEY = os.environ.get("MEMORYLANE_LLM_API_KEY", "")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # Secrets never reach a log line either (DESIGN.md §8).
+    "filters": {"redact": {"()": "memory.services.redaction.RedactingFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["redact"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {
         "pgserver": {"level": "WARNING"},
@@ -534,6 +536,9 @@ MEMORY_LANE: dict = {
     "SCORE_MAX": 5.0,
     "FEEDBACK_HALF_LIFE_DAYS": 90,
     "MATURITY_MIN_EVENTS": 3,
+    # Promotion beyond candidate (and so into the export) needs helpful feedback from this many distinct
+    # people, or a curator's review: one token cannot vote a memory into every teammate's MEMORY.md.
+    "MATURITY_MIN_VOTERS": 2,
     "PROVEN_MIN_HELPFUL": 5,
     "PROVEN_MAX_HARMFUL_RATIO": 0.15,
     "DEPRECATE_HARMFUL_RATIO": 0.30,
@@ -566,6 +571,14 @@ MEMORY_LANE: dict = {
     "EXTRACTION_MAX_CANDIDATES": 30,
     "EXTRACTION_SENTENCE_CHARS": [20, 600],
     "EXTRACTION_SOURCE_CHUNK_CHARS": 1500,
+    # Two candidates of one session are one lesson when this share of the shorter one's content words is
+    # in the other (the assistant's root cause and the user's rule about it).
+    "EXTRACTION_SAME_LESSON_OVERLAP": 0.6,
+    # A candidate this close (cosine) to a live memory of its scope, with no number, version, name, path,
+    # identifier, negation or order that differs, is a lesson the team already has: it reinforces it.
+    "EXTRACTION_SAME_LESSON_COSINE": 0.68,
+    # A finding ("the root cause was…") this close to a rule of the same session is said by the rule.
+    "EXTRACTION_FINDING_COVERED_COSINE": 0.5,
     "EXTRACTION_CUES": {
         # Correction cues count in user turns only; the others in user and assistant turns.
         "correction": [
@@ -599,8 +612,6 @@ MEMORY_LANE: dict = {
         r"|Makefile|\.env[^/]*|[^/]*\.(ini|toml|ya?ml|conf|cfg))$",
         r"(^|/)(config|settings|\.github)/",
     ],
-    # Assistant sentences that announce the agent's own next step ("Let me make sure…") are not lessons.
-    "EXTRACTION_SKIP_PREFIXES": ["let me", "i'll", "i will", "i'm going to", "now i", "next, i", "first, i"],
     "EXTRACTION_TYPE_CATEGORY": {
         "correction": "gotcha",
         "commitment": "convention",
@@ -615,13 +626,6 @@ MEMORY_LANE: dict = {
         r"\bstack trace\b",
         r"\bfail(s|ed|ing)?\b",
         r"\bbug\b",
-    ],
-    "EXTRACTION_CRITICAL_CUES": [
-        r"\bsecurity\b",
-        r"\bsecrets?\b",
-        r"\bproduction\b",
-        r"\bdata loss\b",
-        r"\bnever\b",
     ],
     # Retries of transient failures (database, embedder, disk): exponential backoff with jitter.
     "EXTRACTION_MAX_ATTEMPTS": 4,

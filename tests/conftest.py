@@ -51,3 +51,9 @@ def database_url_for(settings_dict: dict) -> str:
     if host.startswith("/"):
         return f"postgresql://{user}{password}@/{name}?host={quote(host)}" + (f"&port={port}" if port else "")
     return f"postgresql://{user}{password}@{host}{':' + str(port) if port else ''}/{name}"
+
+
+def voter(index: int):
+    """The index-th distinct person giving feedback: promotion needs helpful votes from several
+    people (MATURITY_MIN_VOTERS), so tests that establish a memory vote as different users."""
+    return get_user_model().objects.get_or_create(username=f"voter-{index}")[0]

@@ -49,10 +49,18 @@ def _session(pk) -> Session:
 @member_required
 def session_detail(request, pk):
     session = _session(pk)
-    transcript = paginate(request, session.messages.order_by("seq"), per_page=TRANSCRIPT_PAGE)
+    messages = session.messages.order_by("seq")
+    evidence = _evidence_range(request)
+    if evidence and "page" not in request.GET:
+        # Open the page that holds the evidence a memory links to (?from=3&to=5).
+        before = messages.filter(seq__lt=evidence[0]).count()
+        request.GET = request.GET.copy()
+        request.GET["page"] = str(before // TRANSCRIPT_PAGE + 1)
+    transcript = paginate(request, messages, per_page=TRANSCRIPT_PAGE)
     context = {
         "session": session,
         "transcript": transcript,
+        "evidence": evidence,
         "extracted": with_entities(
             visible_memories(request.user).filter(session=session).order_by("created_at")
         ),
@@ -61,6 +69,15 @@ def session_detail(request, pk):
         .order_by("rank"),
     }
     return render_page(request, TEMPLATE, context, partial="transcript")
+
+
+def _evidence_range(request) -> tuple[int, int] | None:
+    try:
+        first = int(request.GET["from"])
+        last = int(request.GET.get("to", first))
+    except (KeyError, ValueError):
+        return None
+    return (first, last) if 0 <= first <= last else None
 
 
 @require_GET

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from memory.models import Memory, MemoryEvent
+from memory.services.redaction import redact_value
 
 
 def record_event(memory: Memory, action: str, *, actor=None, **diff) -> MemoryEvent:
+    """Append one event. Its diff is redacted: the audit log never keeps a secret either."""
     return MemoryEvent.objects.create(
         memory=memory,
         memory_ref=memory.pk,
         action=action,
         actor=actor if getattr(actor, "pk", None) else None,
-        diff=diff,
+        diff=redact_value(diff),
     )

@@ -60,7 +60,8 @@ def format_line(memory: Memory) -> str:
     text = " ".join(memory.content.split())
     # Agent-written text must not be able to close the data block it is shown in.
     text = text.replace(CLOSE_TAG, "</team‑memory>").replace(OPEN_TAG[:12], "<team‑memory")
-    return f"- [{memory.pk}] ({memory.memory_type}, {memory.category}) {text}"
+    author = getattr(memory.author, "username", None) or memory.agent_name or "unknown"
+    return f"- [{memory.pk}] ({memory.memory_type}, {memory.category}, {memory.status}, by {author}) {text}"
 
 
 def _ranked(queryset, now: datetime) -> list[Memory]:
@@ -93,7 +94,7 @@ def context_build(
     project_entity = entity_service.resolve_project(project) if project else None
 
     shown = set(session.recalls.values_list("memory_id", flat=True)) if session else set()
-    servable = Memory.objects.servable(now).exclude(pk__in=shown)
+    servable = Memory.objects.servable(now).exclude(pk__in=shown).select_related("author")
     if project_entity is not None:
         # The project's own memories, plus team-wide ones that belong to no project.
         servable = servable.for_project(project_entity)

@@ -38,16 +38,11 @@ from memory.models import (
     Source,
 )
 from memory.services import entities as entity_service
-from memory.services import llm
+from memory.services import lessons, llm
 from memory.services.errors import InvalidInput
-from memory.services.store import ADD, NOOP, UPDATE, memory_store_batch, normalize_text, prepare
+from memory.services.store import ADD, NOOP, UPDATE, memory_store_batch, prepare
 
 logger = logging.getLogger(__name__)
-
-SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+|\n+")
-BULLET_RE = re.compile(r"^\s*(?:[-*•>]+|\d+[.)])\s+")
-LEADING_CUE_RE = re.compile(r"^(?:no|nope|actually|wait)\b[\s,.!:;—–-]*", re.IGNORECASE)
-TRANSCRIPT_TYPES = ("correction", "commitment", "decision", "insight", "gap")
 
 
 @dataclass
@@ -59,7 +54,8 @@ class Candidate:
     confidence: int
     source_chunk: str
     entities: list[str] = field(default_factory=list)
-    seq: int | None = None  # the message it came from; None for the outcome
+    seq: int | None = None  # the first message it came from; None for the outcome
+    seq_end: int | None = None  # the last one (a lesson may span a turn and its answer)
 
     def as_store_fields(self) -> dict:
         return {
@@ -72,6 +68,9 @@ class Candidate:
             "source": Source.EXTRACTION,
             "source_chunk": self.source_chunk,
             "kind": Kind.OBSERVATION,
+            "evidence": (self.seq, self.seq_end if self.seq_end is not None else self.seq)
+            if self.seq is not None
+            else None,
         }
 
 
@@ -129,11 +128,8 @@ def category_for(memory_type: str, text: str) -> str:
 
 
 def priority_for(text: str) -> str:
-    return (
-        Priority.CRITICAL
-        if _hits(text, _patterns(setting("EXTRACTION_CRITICAL_CUES")))
-        else Priority.MODERATE
-    )
+    """Critical needs a real reason and a rule (lessons.is_critical), not "never" in "never mind"."""
+    return Priority.CRITICAL if lessons.is_critical(text) else Priority.MODERATE
 
 
 def touches_config(files: list[str]) -> bool:
@@ -141,39 +137,25 @@ def touches_config(files: list[str]) -> bool:
     return any(pattern.search(path.replace("\\", "/")) for path in files for pattern in patterns)
 
 
-def sentences(text: str) -> list[str]:
-    low, high = setting("EXTRACTION_SENTENCE_CHARS")
-    found = []
-    for piece in SENTENCE_SPLIT_RE.split(text):
-        piece = BULLET_RE.sub("", piece).strip()
-        if not low <= len(piece) <= high or "```" in piece:
-            continue
-        letters = sum(ch.isalpha() or ch.isspace() for ch in piece)
-        if letters < 0.7 * len(piece):  # code, paths, logs
-            continue
-        found.append(piece)
-    return found
-
-
-def tidy(sentence: str) -> str:
-    """A user's "no, don't use X" becomes "Don't use X"."""
-    text = LEADING_CUE_RE.sub("", sentence).strip() or sentence.strip()
-    return text[0].upper() + text[1:]
-
-
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def source_chunk_for(messages: list[tuple[int, str, str]], index: int) -> str:
-    """The message a sentence came from, with the one before it for context."""
+def source_chunk_for(messages: list[tuple[int, str, str]], first: int, last: int | None = None) -> str:
+    """The messages a lesson came from (``first`` to ``last``), with the one before for context."""
     limit = setting("EXTRACTION_SOURCE_CHUNK_CHARS")
-    seq, role, content = messages[index]
-    current = f"{role}: {_clip(content, limit * 2 // 3)}"
-    if index == 0:
-        return current
-    _, previous_role, previous = messages[index - 1]
-    return _clip(f"{previous_role}: {_clip(previous, limit - len(current) - 2)}\n{current}", limit)
+    last = first if last is None else last
+    span = "\n".join(
+        f"{role}: {_clip(content, limit * 2 // 3)}" for _, role, content in messages[first : last + 1]
+    )
+    span = _clip(span, limit)
+    if first == 0:
+        return span
+    _, previous_role, previous = messages[first - 1]
+    room = limit - len(span) - 2
+    if room < 40:
+        return span
+    return _clip(f"{previous_role}: {_clip(previous, room)}\n{span}", limit)
 
 
 def session_entity_slugs(session: Session) -> list[str]:
@@ -197,15 +179,95 @@ def outcome_candidate(session: Session) -> tuple[str, int] | None:
     return memory_type, _evidence(text, _cue_table()) + _evidence(text, outcome_cues)
 
 
+def _project_name(session: Session) -> str:
+    return session.project.slug.split(":", 1)[1] if session.project_id else ""
+
+
+def transcript_lessons(messages: list[tuple[int, str, str]], project: str) -> list[tuple[str, str, int, int]]:
+    """The lessons of a transcript as (note, type, index of the first message, index of the last),
+    in order (memory/services/lessons.py decides what a lesson is and how it reads). A sentence that
+    depends on the one before is read with it; a fragment ("don't just cache it forever") with the
+    one after; a sentence that only completes the previous turn's lesson ("Exactly, otherwise…")
+    joins it. An assistant's finding counts when stated outright or confirmed by the next turn."""
+    found: list[tuple[str, str, int, int]] = []
+    for index, (_, role, content) in enumerate(messages):
+        if role not in (Role.USER, Role.ASSISTANT):
+            continue
+        reply = next((text for _, r, text in messages[index + 1 :] if r in (Role.USER, Role.ASSISTANT)), "")
+        confirmed = (
+            role == Role.ASSISTANT and _next_role(messages, index) == Role.USER and lessons.confirms(reply)
+        )
+        sentences = readable_sentences(content)
+        carried = ""
+        for position, sentence in enumerate(sentences):
+            if lessons.is_question(sentence):
+                carried = ""
+                continue
+            text = f"{carried} {sentence}".strip() if carried else sentence
+            carried = ""
+            if lessons.is_fragment(sentence) and position + 1 < len(sentences):
+                carried = text
+                continue
+            if lessons.depends_on_previous(sentence):
+                if position > 0:
+                    text = f"{sentences[position - 1]} {text}"
+                else:
+                    if found and found[-1][3] >= index - 2:
+                        note, kind, first, _ = found.pop()
+                        addition = lessons.strip_filler(sentence)
+                        merged = lessons.rewrite(
+                            f"{note.rstrip('.')}; {addition[0].lower()}{addition[1:]}", project
+                        )
+                        found.append((merged, kind, first, index))
+                    continue
+            if position > 0 and found and found[-1][2] == index and _continues(found[-1][0], sentence):
+                # "Don't format money with float division. Use Decimal…": the rule and its remedy.
+                note, kind, first, _ = found.pop()
+                remedy = f"{note.rstrip('.')}; {sentence[0].lower()}{sentence[1:]}"
+                found.append((lessons.rewrite(remedy, project), kind, first, index))
+                continue
+            kind = lessons.classify(text, role, confirmed=confirmed)
+            if kind is None:
+                continue
+            note = lessons.rewrite(text, project)
+            if found and found[-1][2] == index and note.startswith(found[-1][0].rstrip(".")):
+                found.pop()  # the same lesson, now with the sentence it depended on
+            found.append((note, kind, index, index))
+    return found
+
+
+def _continues(previous_note: str, sentence: str) -> bool:
+    """An instruction that completes the negative rule before it ("Don't X. Use Y.")."""
+    negative = re.search(r"\b(?:don'?t|do not|never|not|avoid)\b", previous_note, re.IGNORECASE)
+    return bool(negative and lessons.IMPERATIVE_START.match(lessons.strip_filler(sentence)))
+
+
+def _next_role(messages: list[tuple[int, str, str]], index: int) -> str | None:
+    return next((role for _, role, _ in messages[index + 1 :] if role in (Role.USER, Role.ASSISTANT)), None)
+
+
+def readable_sentences(text: str) -> list[str]:
+    """The sentences of a message that are prose, not code, paths, logs or fences."""
+    return [sentence for sentence in lessons.split_sentences(text) if _usable(sentence)]
+
+
+def _usable(sentence: str) -> bool:
+    low, high = setting("EXTRACTION_SENTENCE_CHARS")
+    if not low <= len(sentence) <= high or "```" in sentence:
+        return False
+    letters = sum(ch.isalpha() or ch.isspace() for ch in sentence)
+    return letters >= 0.6 * len(sentence)  # not code, paths or logs
+
+
 def rule_candidates(session: Session, messages: list[tuple[int, str, str]]) -> list[Candidate]:
-    """The deterministic extractor: the outcome, then cue sentences of the transcript."""
+    """The deterministic extractor: the outcome, then the transcript's lessons."""
     cues = _cue_table()
-    skip_prefixes = tuple(setting("EXTRACTION_SKIP_PREFIXES"))
     slugs = session_entity_slugs(session)
     pool = list(entity_service.Entity.objects.canonical())
+    project = _project_name(session)
     candidates: list[Candidate] = []
 
-    def add(content: str, memory_type: str, evidence: int, chunk: str, seq: int | None) -> None:
+    def add(content: str, memory_type: str, evidence: int, chunk: str, span: tuple[int, int] | None) -> None:
         detected = entity_service.detect_in_text(content, pool).entities
         candidates.append(
             Candidate(
@@ -218,7 +280,8 @@ def rule_candidates(session: Session, messages: list[tuple[int, str, str]]) -> l
                 entities=list(dict.fromkeys([*slugs, *(e.slug for e in detected)]))[
                     : setting("MAX_ENTITIES")
                 ],
-                seq=seq,
+                seq=messages[span[0]][0] if span else None,
+                seq_end=messages[span[1]][0] if span else None,
             )
         )
 
@@ -231,41 +294,50 @@ def rule_candidates(session: Session, messages: list[tuple[int, str, str]]) -> l
             f"summary: {session.summary}\nevaluation: {session.evaluation}"
         )
         add(
-            _clip(outcome_text, setting("MAX_CONTENT_CHARS")),
+            lessons.rewrite(_clip(outcome_text, setting("MAX_CONTENT_CHARS")), project),
             memory_type,
             evidence,
             _clip(chunk, setting("EXTRACTION_SOURCE_CHUNK_CHARS")),
             None,
         )
-
-    for index, (seq, role, content) in enumerate(messages):
-        if role not in (Role.USER, Role.ASSISTANT):
-            continue
-        for sentence in sentences(content):
-            lowered = sentence.lower()
-            if sentence.endswith("?"):
-                continue
-            if role == Role.ASSISTANT and lowered.startswith(skip_prefixes):
-                continue
-            types = TRANSCRIPT_TYPES if role == Role.USER else TRANSCRIPT_TYPES[1:]
-            memory_type = next((name for name in types if _hits(sentence, cues.get(name, []))), None)
-            if memory_type is None:
-                continue
-            add(
-                tidy(sentence), memory_type, _evidence(sentence, cues), source_chunk_for(messages, index), seq
-            )
+    for note, memory_type, first, last in transcript_lessons(messages, project):
+        add(note, memory_type, _evidence(note, cues), source_chunk_for(messages, first, last), (first, last))
     return _best(candidates)
 
 
+PREFERRED_TYPES = ("correction", "commitment", "decision", "gap", "insight")
+
+
 def _best(candidates: list[Candidate]) -> list[Candidate]:
-    """One candidate per distinct text (the most confident), at most EXTRACTION_MAX_CANDIDATES,
-    in transcript order."""
-    by_text: dict[str, Candidate] = {}
-    for candidate in candidates:
-        key = normalize_text(candidate.content)
-        if key not in by_text or candidate.confidence > by_text[key].confidence:
-            by_text[key] = candidate
-    kept = sorted(by_text.values(), key=lambda c: -c.confidence)[: setting("EXTRACTION_MAX_CANDIDATES")]
+    """One candidate per lesson, at most EXTRACTION_MAX_CANDIDATES, in transcript order. Two
+    candidates are one lesson when most of the shorter one's content words are in the other (the
+    assistant's root cause and the user's rule about it); the rule is kept over the finding, then
+    the fuller text."""
+
+    def words(text: str) -> set[str]:
+        return {w for w in re.findall(r"[a-z0-9_]+", text.lower()) if len(w) > 2} - lessons.STOP_WORDS
+
+    def rank(candidate: Candidate) -> tuple:
+        kind = PREFERRED_TYPES.index(candidate.memory_type) if candidate.memory_type in PREFERRED_TYPES else 9
+        return (kind, -len(candidate.content), -candidate.confidence)
+
+    kept: list[Candidate] = []
+    for candidate in sorted(candidates, key=rank):
+        mine = words(candidate.content)
+        same = next(
+            (
+                other
+                for other in kept
+                if mine
+                and (theirs := words(other.content))
+                and len(mine & theirs) / min(len(mine), len(theirs))
+                >= setting("EXTRACTION_SAME_LESSON_OVERLAP")
+            ),
+            None,
+        )
+        if same is None:
+            kept.append(candidate)
+    kept = kept[: setting("EXTRACTION_MAX_CANDIDATES")]
     order = {id(c): i for i, c in enumerate(candidates)}
     return sorted(kept, key=lambda c: order[id(c)])
 
@@ -338,10 +410,15 @@ def llm_candidates(session: Session, messages: list[tuple[int, str, str]]) -> li
     )
     slugs = session_entity_slugs(session)
     pool = list(entity_service.Entity.objects.canonical())
+    project = _project_name(session)
     candidates = []
     for window in transcript_windows(messages) or [""]:
         for item in validate_llm_memories(llm.chat_json(system, f"{outcome}\nTranscript:\n{window}")):
-            content = item["content"].strip()
+            # The LLM's notes meet the same bar as the rules': no chat, no one-off tasks, and the
+            # same self-contained rewrite.
+            if lessons.is_junk(item["content"], "user"):
+                continue
+            content = lessons.rewrite(item["content"], project)
             evidence = " ".join(item.get("evidence", "").split())
             chunk = evidence if evidence and evidence in " ".join(window.split()) else window
             detected = entity_service.detect_in_text(content, pool).entities
@@ -350,7 +427,7 @@ def llm_candidates(session: Session, messages: list[tuple[int, str, str]]) -> li
                     content=content,
                     memory_type=item["type"],
                     category=item.get("category", Category.WORKFLOW),
-                    priority=item.get("priority", Priority.MODERATE),
+                    priority=Priority.CRITICAL if lessons.is_critical(content) else Priority.MODERATE,
                     confidence=confidence_for(item["type"], evidence=0, duration_ms=session.duration_ms),
                     source_chunk=_clip(chunk, setting("EXTRACTION_SOURCE_CHUNK_CHARS")),
                     entities=list(dict.fromkeys([*slugs, *(e.slug for e in detected)]))[
@@ -445,6 +522,9 @@ def extraction_run(session_id) -> ExtractionReport:
         except InvalidInput:
             report.skipped_invalid += 1
     vectors = embeddings.encode([p.content for p in prepared])
+    keep = covered_findings(items, vectors)
+    report.skipped_similar += len(items) - len(keep)
+    items, vectors = [items[i] for i in keep], vectors[keep] if len(prepared) else vectors
     with transaction.atomic():
         locked = Session.objects.select_for_update().get(pk=session.pk)
         if (
@@ -463,6 +543,20 @@ def extraction_run(session_id) -> ExtractionReport:
         report.seconds = round(time.monotonic() - started, 3)
         _finish(session, ExtractionStatus.DONE, report=asdict(report))
     return report
+
+
+def covered_findings(items: list[dict], vectors) -> list[int]:
+    """The candidates to keep: a finding (an insight, "the root cause was…") is left out when a rule
+    of the same session says the same thing (cosine ≥ EXTRACTION_FINDING_COVERED_COSINE) — the
+    team keeps the rule ("Always verify the signature against the raw body"), one memory per lesson."""
+    rules = [i for i, item in enumerate(items) if item["memory_type"] != MemoryType.INSIGHT]
+    threshold = setting("EXTRACTION_FINDING_COVERED_COSINE")
+    return [
+        i
+        for i, item in enumerate(items)
+        if item["memory_type"] != MemoryType.INSIGHT
+        or not any(float(vectors[i] @ vectors[j]) >= threshold for j in rules)
+    ]
 
 
 def extraction_release(session_id, error: Exception) -> bool:

@@ -27,6 +27,7 @@ from memory.models import (
 from memory.services import maturity as maturity_service
 from memory.services.audit import record_event
 from memory.services.errors import InvalidInput
+from memory.services.injection import injection_reasons
 from memory.services.redaction import redact
 from memory.services.taxonomy import is_prescriptive
 
@@ -82,7 +83,7 @@ def memory_recompute(memory: Memory, *, now: datetime | None = None, actor=None)
     }
     before = memory.maturity
     if not memory.maturity_pinned:
-        derived["maturity"] = maturity_service.maturity_for(counts)
+        derived["maturity"] = maturity_service.maturity_for(counts, vouched=memory.reviewed_by_id is not None)
     changed = [name for name, value in derived.items() if getattr(memory, name) != value]
     if changed:  # an unchanged memory is not written: recomputing is idempotent
         for name in changed:
@@ -156,6 +157,10 @@ def feedback_record(
         errors["value"] = ["The value is a number from 0 to 1."]
     if not isinstance(note, str) or len(note) > MAX_NOTE_CHARS:
         errors["note"] = [f"The note is text of at most {MAX_NOTE_CHARS} characters."]
+    if not errors and (reasons := injection_reasons(note)):
+        errors["note"] = [
+            f"The note reads as instructions to agents ({'; '.join(reasons)}); say what happened instead."
+        ]
     if errors:
         raise InvalidInput(errors)
     note, _ = redact(note)

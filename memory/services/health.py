@@ -40,6 +40,26 @@ def tasks_status() -> dict:
         return {"status": f"error: {exc.__class__.__name__}", "problems": [str(exc)]}
 
 
+def public_report(report: dict) -> dict:
+    """The report for anonymous callers: states ("ok" / "error") and the pipeline's counts, never
+    an exception's text, paths or hosts (DESIGN.md §8). Staff see the full report."""
+
+    def state(value: str) -> str:
+        return "ok" if value == "ok" else "error"
+
+    tasks = report.get("tasks") or {}
+    if tasks.get("status") not in ("ok", "degraded"):  # an exception's text: keep it to staff
+        tasks = {"status": "error", "problems": []}
+    return {
+        "status": report["status"],
+        "database": state(report["database"]),
+        "broker": state(report["broker"]),
+        "embedder": state(report["embedder"]),
+        "version": report["version"],
+        "tasks": tasks,
+    }
+
+
 def health_report() -> dict:
     report = {
         "database": database_status(),

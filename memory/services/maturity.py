@@ -28,6 +28,7 @@ class FeedbackCounts:
     irrelevant: int
     decayed_helpful: float
     decayed_harmful: float
+    voters: int = 0  # distinct people behind the helpful events
 
     @property
     def events(self) -> int:
@@ -55,14 +56,20 @@ def count_feedback(events: list[FeedbackEvent], now: datetime | None = None) -> 
         # Rounded so events from moments ago count whole: five fresh helpful events make 5, not 4.99999.
         decayed_helpful=round(sum(event_weight(e, now) for e in helpful), 4),
         decayed_harmful=round(sum(event_weight(e, now) for e in harmful), 4),
+        voters=len({e.user_id for e in helpful if e.user_id is not None}),
     )
 
 
-def maturity_for(counts: FeedbackCounts) -> str:
+def maturity_for(counts: FeedbackCounts, *, vouched: bool = False) -> str:
+    """The maturity feedback earns. Promotion (established, proven — and so the export) needs
+    helpful feedback from ``MATURITY_MIN_VOTERS`` distinct people, or a curator's review
+    (``vouched``): one token's votes cannot put a memory into every teammate's MEMORY.md."""
     if counts.events < setting("MATURITY_MIN_EVENTS"):
         return Maturity.CANDIDATE
     if counts.harmful_ratio > setting("DEPRECATE_HARMFUL_RATIO"):
         return Maturity.DEPRECATED
+    if not vouched and counts.voters < setting("MATURITY_MIN_VOTERS"):
+        return Maturity.CANDIDATE
     if counts.decayed_helpful >= setting("PROVEN_MIN_HELPFUL") and counts.harmful_ratio < setting(
         "PROVEN_MAX_HARMFUL_RATIO"
     ):
@@ -111,4 +118,5 @@ def memory_reset(*, memory: Memory, actor) -> Memory:
     """Undo a curator's promote or deprecate: maturity follows the feedback again."""
     memory = Memory.objects.select_for_update().get(pk=memory.pk)
     counts = count_feedback(list(memory.feedback_events.all()))
-    return _set_maturity(memory, maturity_for(counts), pinned=False, actor=actor, action=Action.RESET)
+    maturity = maturity_for(counts, vouched=memory.reviewed_by_id is not None)
+    return _set_maturity(memory, maturity, pinned=False, actor=actor, action=Action.RESET)

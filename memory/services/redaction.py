@@ -1,46 +1,298 @@
-"""Safety of stored text (DESIGN.md §8): secrets are redacted, instructions aimed at agents flagged.
+"""Secrets never stored (DESIGN.md §8): every text is redacted before it is stored, embedded or logged.
 
-:func:`redact` runs before anything is stored or embedded and replaces each secret with
-``[REDACTED:<kind>]``. :func:`injection_reasons` lists why a text looks like it tries to instruct
-the agents that will read it; the store service quarantines such memories until a curator approves.
+:func:`redact` replaces each secret with ``[REDACTED:<kind>]`` and says which kinds it found.
+Detection builds on Yelp's maintained ``detect-secrets`` plugins (cloud keys, VCS tokens, chat and
+payment keys, JWTs, basic auth in URLs…) and adds our own patterns for what they lack: provider
+prefixes (``glpat-``, ``hvs.``, ``shpat_``, ``npm_``, ``SG.``, ``GOCSPX-``, ``lin_api_``, ``HRKU-``…),
+credentials in URLs of any scheme (``redis://:pw@host`` included), keyword assignments in env
+lines, JSON, YAML and code, passwords and tokens on command lines (``-p'…'``, ``--token``,
+``PGPASSWORD=``), connection strings and SAS signatures, Docker and npm auth blobs, webhook URLs,
+PEM blocks, and "the password is …" in prose — plus an entropy check for random tokens nobody
+named.
+
+Benign look-alikes stay: git SHAs and digests (hex has too little entropy to count), UUIDs,
+placeholders (``sk-...``, ``<your-token>``, ``${API_KEY}``, ``$SECRET``, ``xxxx``, ``changeme``),
+references to variables, and the word "password" itself.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections import Counter
+from functools import lru_cache
 
-# Order matters: specific formats first, so a key inside a URL or assignment gets its own kind.
-SECRET_PATTERNS: list[tuple[str, re.Pattern]] = [
+# --- our own patterns -----------------------------------------------------------------------------
+# (kind, pattern, group): the group holds the secret; 0 is the whole match. Order matters only for
+# the kind reported when two overlap: the earlier pattern wins.
+
+_KEYWORDS = (
+    r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|"
+    r"private[_-]?key|auth[_-]?(?:key|token)|client[_-]?secret|signing[_-]?key|encryption[_-]?key|"
+    r"master[_-]?key|credentials?|session[_-]?key|bearer|webhook[_-]?secret|dsn|connection[_-]?string)"
+)
+
+OWN_PATTERNS: list[tuple[str, str, int]] = [
     (
         "private_key",
-        re.compile(
-            r"-----BEGIN (?:[A-Z0-9 ]+ )?PRIVATE KEY-----.*?(?:-----END (?:[A-Z0-9 ]+ )?PRIVATE KEY-----|\Z)",
-            re.S,
-        ),
+        r"-----BEGIN (?:[A-Z0-9 ]+ )?PRIVATE KEY(?: BLOCK)?-----.*?"
+        r"(?:-----END (?:[A-Z0-9 ]+ )?PRIVATE KEY(?: BLOCK)?-----|\Z)",
+        0,
     ),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("github_token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})\b")),
-    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("stripe_key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}")),
-    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    ("api_key", re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}")),
-    ("memorylane_token", re.compile(r"\bml_[0-9a-f]{8}_[A-Za-z0-9_-]{20,}")),
-    ("bearer_token", re.compile(r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/=-]{16,}")),
-    ("password", re.compile(r"(?<=://)(?P<user>[^\s:/@]+):[^\s/@]+(?=@)")),
+    ("private_key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{50,}", 0),
+    ("putty_key", r"PuTTY-User-Key-File-\d+:.*?Private-MAC: ?[0-9a-f]+", 0),
+    ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", 0),
+    ("aws_access_key", r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[0-9A-Z]{16}\b", 0),
+    ("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})\b", 0),
+    ("gitlab_token", r"\b(?:glpat|gldt|glft|glsoat|glrt|glcbt|glimt|glptt|glagent|gloas)-[A-Za-z0-9_-]{16,}", 0),
+    ("slack_token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}", 0),
+    ("slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{16,}", 0),
+    ("discord_webhook", r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}", 0),
+    ("teams_webhook", r"https://[\w-]+\.webhook\.office\.com/[\w/@-]{30,}", 0),
+    ("stripe_key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|\bwhsec_[A-Za-z0-9]{20,}", 0),
+    ("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}\b", 0),
+    ("google_oauth_secret", r"\bGOCSPX-[A-Za-z0-9_-]{20,}", 0),
+    ("google_oauth_token", r"\bya29\.[A-Za-z0-9_-]{20,}", 0),
+    ("anthropic_key", r"\bsk-ant-(?:api|admin)\d{2}-[A-Za-z0-9_-]{20,}", 0),
+    ("api_key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", 0),
+    ("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}", 0),
+    ("replicate_token", r"\br8_[A-Za-z0-9]{30,}", 0),
+    ("vault_token", r"\bhv[sbr]\.[A-Za-z0-9_-]{20,}", 0),
+    ("shopify_token", r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b", 0),
+    ("npm_token", r"\bnpm_[A-Za-z0-9]{30,}", 0),
+    ("pypi_token", r"\bpypi-[A-Za-z0-9_-]{40,}", 0),
+    ("sendgrid_key", r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", 0),
+    ("twilio_key", r"\bSK[0-9a-fA-F]{32}\b", 0),
+    ("mailgun_key", r"\bkey-[0-9a-zA-Z]{32}\b", 0),
+    ("linear_key", r"\blin_(?:api|oauth)_[A-Za-z0-9]{32,}", 0),
+    ("heroku_key", r"\bHRKU-[A-Za-z0-9_-]{20,}", 0),
+    ("digitalocean_token", r"\bdo[por]_v1_[a-f0-9]{64}\b", 0),
+    ("databricks_token", r"\bdapi[a-f0-9]{32}(?:-\d)?\b", 0),
+    ("grafana_token", r"\b(?:glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}|glc_[A-Za-z0-9+/=_-]{32,})", 0),
+    ("newrelic_key", r"\bNR(?:AK|II|JS|RA|AA)-[A-Z0-9]{27}\b", 0),
+    ("postman_key", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", 0),
+    ("sentry_token", r"\bsntr[ysu]_[A-Za-z0-9_=+/-]{30,}", 0),
+    ("docker_token", r"\bdckr_pat_[A-Za-z0-9_-]{20,}", 0),
+    ("atlassian_token", r"\bATATT[A-Za-z0-9_=-]{30,}", 0),
+    ("bitbucket_token", r"\bATBB[A-Za-z0-9]{28,}", 0),
+    ("doppler_token", r"\bdp\.(?:st|sa|ct|pt|scim|audit)\.[A-Za-z0-9_.-]{30,}", 0),
+    ("pulumi_token", r"\bpul-[a-f0-9]{40}\b", 0),
+    ("terraform_token", r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{50,}", 0),
+    ("supabase_token", r"\bsbp_[a-f0-9]{40}\b", 0),
+    ("figma_token", r"\bfig[dhu]_[A-Za-z0-9_-]{30,}", 0),
+    ("notion_token", r"\b(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,})\b", 0),
+    ("square_token", r"\bsq0(?:atp|csp|idp)-[A-Za-z0-9_-]{22,}", 0),
+    ("mapbox_token", r"\bsk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}", 0),
+    ("buildkite_token", r"\bbk(?:ua|ca)_[a-f0-9]{40}\b", 0),
+    ("brevo_key", r"\bxkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}\b", 0),
+    ("alibaba_key", r"\bLTAI[A-Za-z0-9]{20}\b", 0),
+    ("azure_client_secret", r"(?<![A-Za-z0-9~._-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9~._-])", 0),
+    ("fly_token", r"\bFlyV1 fm\d_[A-Za-z0-9+/=_-]{40,}", 0),
+    ("memorylane_token", r"\bml_[0-9a-f]{8}_[A-Za-z0-9_-]{20,}", 0),
+    ("telegram_bot_token", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b", 0),
+    ("discord_bot_token", r"\b[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}\b", 0),
+    # Credentials inside URLs, any scheme: user:password@, :password@ (redis), token@ (git, Sentry).
+    ("password", r"(?<=://)[^\s:/@'\"]*:([^\s/@'\"]{3,})(?=@)", 1),
+    ("url_token", r"(?<=://)([A-Za-z0-9_-]{20,})(?=@[\w.-]+)", 1),
+    # Connection strings and signed URLs.
+    ("connection_string_key", r"(?i)\b(?:AccountKey|SharedAccessKey|SharedSecret|Password|Pwd)=([^;&\s\"']{4,})", 1),
+    ("sas_signature", r"(?i)[?&](?:sig|X-Amz-Signature|X-Goog-Signature|Signature)=([A-Za-z0-9%/+=_-]{16,})", 1),
+    ("aws_session_token", r"(?i)[?&]X-Amz-Security-Token=([A-Za-z0-9%/+=_-]{16,})", 1),
+    # Auth blobs: Docker config.json, .npmrc, .pypirc, netrc.
+    ("docker_auth", r"\"auth\"\s*:\s*\"([A-Za-z0-9+/]{12,}={0,2})\"", 1),
+    ("npm_auth", r"(?i)(?<!\w)(?:_authToken|_auth|_password)\s*=\s*\"?([^\s\"]{8,})", 1),
+    ("netrc_password", r"(?i)\bmachine\s+\S+\s+login\s+\S+\s+password\s+(\S+)", 1),
+    # Command lines.
+    ("cli_password", r"(?i)\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]*?\s-p(['\"]?)(?P<v>[^\s'\"-][^\s'\"]*)\1", "v"),
+    ("cli_password", r"(?i)(?<![\w-])--(?:password|passwd|pass|secret|client-secret|api-key|apikey|auth-token|access-token|token)(?:=|\s+)(['\"]?)(?P<v>[^\s'\"-][^\s'\"]*)\1", "v"),
+    ("cli_password", r"(?i)\bcurl\b[^\n]*?\s(?:-u|--user)\s+(['\"]?)[^\s:'\"]+:(?P<v>[^\s'\"]+)\1", "v"),
+    ("cli_password", r"(?i)\bsshpass\s+-p\s*(['\"]?)(?P<v>[^\s'\"]+)\1", "v"),
+    ("bearer_token", r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/=-]{16,}", 0),
+    ("http_header_secret", r"(?i)\b(?:x-api-key|api-key|x-auth-token|private-token|x-access-token|x-vault-token|x-figma-token|authorization:\s*(?:token|basic|bearer))\s*:?\s*([A-Za-z0-9._~+/=-]{12,})", 1),
+    # Keyword assignments: env lines, code, JSON, YAML, TOML, INI.
+    ("secret", rf"(?i)(?:^|[\s\"'{{,;(]|\b)[\w.-]*{_KEYWORDS}[\"']?\s*(?::=|=>|=|:)\s*(?P<q>[\"'`]?)(?P<v>[^\s\"'`,;}}]{{4,}})(?P=q)", "v"),
+    ("secret", rf"(?i)(?:^|[\s\"'{{,;(]|\b)[\w.-]*{_KEYWORDS}[\"']?\s*(?::=|=>|=|:)\s*(?P<q>[\"'`])(?P<v>[^\"'`\n]{{4,}}?)(?P=q)", "v"),
+    # Prose: "the password is hunter2", "use token abc123 for staging", "pw: …".
     (
-        "secret",
-        re.compile(
-            r"(?i)(?P<name>\b[\w.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key)"
-            r"[\"']?\s*[:=]\s*)(?P<quote>[\"']?)(?P<value>[^\s\"',;]{6,})"
-        ),
+        "password",
+        r"(?i)\b(?:password|passphrase|passcode|pwd|pw|pin|secret(?: key)?|api key|access key|token|credentials?)"
+        r"(?: for(?: [\w.@-]+){1,3})?(?:\s*[:=]|\s+(?:is|was|are|set to|changed to|reset to))\s+(?:now\s+)?"
+        r"(?P<q>[\"'`“‘]?)(?P<v>[^\s\"'`”’]{4,})(?P=q)",
+        "v",
     ),
-]
+    ("aws_secret_key", r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=]))(?=[^\s]*[/+])(?=[^\s]*\d)(?=[^\s]*[a-z])(?=[^\s]*[A-Z])[A-Za-z0-9/+]{40}", 0),
+]  # fmt: skip
 
-HIGH_ENTROPY_CANDIDATE = re.compile(r"(?<![\w/.-])[A-Za-z0-9+=_-]{32,}(?![\w/.-])")
+# Values that only stand in for a secret: never redacted, so examples and templates stay readable.
+PLACEHOLDER_RE = re.compile(
+    r"""(?ix)^(?:
+        .*\.\.\..* | .*….* | [x*#•.\-_=]{3,} | x{3,}.* | .*x{6,}.* | <[^>]*> | \[[^\]]*\] | \{[^}]*\} |
+        \$.* | %[A-Za-z_]+%? | \{\{.* |
+        (?:your|my|our)[-_ ]\w+ | (?:your|my|our)(?:token|key|pass\w*|secret|api\w*) | .*(?:placeholder|changeme|change[-_]me|replace[-_]?me|redacted|
+        dummy|todo|fixme|insert[-_]|example\.com|sample|\bfake\b|notreal|not[-_]a[-_]real|xxxx).* |
+        none|null|nil|true|false|yes|no|on|off|undefined|required|optional|string|str|int|secret|password|token|
+        env|environ.*|os\.environ.*|process\.env.*|getenv.*|settings\..*|config\..*|vault:.*|ssm:.*|arn:.*|
+        \d+(?:\.\d+)?(?:[smhdkKMG]|ms|min)?
+    )$""",
+)
+# A value that reads as an English phrase or a file path is not a secret ("the password is stored
+# in Vault", "token: see docs/auth.md").
+COMMON_VALUE_WORDS = frozenset(
+    [
+        "stored",
+        "kept",
+        "managed",
+        "rotated",
+        "set",
+        "required",
+        "needed",
+        "missing",
+        "wrong",
+        "invalid",
+        "expired",
+        "the",
+        "a",
+        "an",
+        "in",
+        "on",
+        "at",
+        "from",
+        "to",
+        "of",
+        "for",
+        "not",
+        "never",
+        "always",
+        "only",
+        "now",
+        "also",
+        "still",
+        "being",
+        "rotated",
+        "shared",
+        "generated",
+        "provided",
+        "handled",
+        "configured",
+        "saved",
+        "located",
+        "case",
+        "sensitive",
+        "hashed",
+        "encrypted",
+        "salted",
+        "secret",
+        "secure",
+        "strong",
+        "weak",
+        "long",
+        "short",
+        "empty",
+        "blank",
+        "same",
+        "different",
+        "correct",
+        "incorrect",
+        "there",
+        "here",
+        "this",
+        "that",
+        "it",
+        "its",
+        "these",
+        "those",
+        "available",
+        "visible",
+        "optional",
+        "mandatory",
+        "unique",
+        "random",
+        "defined",
+        "unset",
+        "loaded",
+        "read",
+        "written",
+        "passed",
+        "sent",
+        "checked",
+        "validated",
+        "verified",
+        "used",
+        "ignored",
+        "reset",
+        "changed",
+        "updated",
+        "removed",
+        "deleted",
+        "revoked",
+        "invalidated",
+        "leaked",
+        "compromised",
+    ]
+)
+
+HIGH_ENTROPY_CANDIDATE = re.compile(r"(?<![\w/.+=-])[A-Za-z0-9+=_-]{32,}(?![\w/.+=-])")
+# What precedes a random-looking blob that is public by design: integrity hashes, public keys, data URIs.
+PUBLIC_BLOB_PREFIX = re.compile(
+    r"(?:sha(?:1|256|384|512)-|ssh-(?:rsa|ed25519|dss) |ecdsa-sha2-nistp\d+ |sk-ssh-ed25519@openssh\.com |base64,)$"
+)
 HIGH_ENTROPY_BITS = 4.2  # above the 4.0 ceiling of hex, so git SHAs and checksums pass through
+
+# detect-secrets plugins we run (not its entropy scanners: they flag hex digests, nor the public IP
+# one: an address is no secret). Class name → our kind.
+DETECT_SECRETS_PLUGINS = {
+    "ArtifactoryDetector": "artifactory_token",
+    "AWSKeyDetector": "aws_access_key",
+    "AzureStorageKeyDetector": "azure_storage_key",
+    "BasicAuthDetector": "password",
+    "CloudantDetector": "cloudant_credentials",
+    "DiscordBotTokenDetector": "discord_bot_token",
+    "GitHubTokenDetector": "github_token",
+    "GitLabTokenDetector": "gitlab_token",
+    "IbmCloudIamDetector": "ibm_cloud_key",
+    "IbmCosHmacDetector": "ibm_cos_key",
+    "JwtTokenDetector": "jwt",
+    "MailchimpDetector": "mailchimp_key",
+    "NpmDetector": "npm_token",
+    "OpenAIDetector": "api_key",
+    "PypiTokenDetector": "pypi_token",
+    "SendGridDetector": "sendgrid_key",
+    "SlackDetector": "slack_token",
+    "SoftlayerDetector": "softlayer_key",
+    "SquareOAuthDetector": "square_token",
+    "StripeDetector": "stripe_key",
+    "TelegramBotTokenDetector": "telegram_bot_token",
+    "TwilioKeyDetector": "twilio_key",
+}
+
+logger = logging.getLogger(__name__)
+
+
+@lru_cache(maxsize=1)
+def _own_patterns() -> list[tuple[str, re.Pattern, int | str]]:
+    return [
+        (kind, re.compile(pattern, re.S if kind in ("private_key", "putty_key") else 0), group)
+        for kind, pattern, group in OWN_PATTERNS
+    ]
+
+
+@lru_cache(maxsize=1)
+def _plugins() -> list[tuple[str, object]]:
+    """The detect-secrets plugins, once per process. Missing ones (an older release) are skipped."""
+    import importlib
+    import pkgutil
+
+    import detect_secrets.plugins as package
+
+    found = []
+    for module_info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{module_info.name}")
+        for name, kind in DETECT_SECRETS_PLUGINS.items():
+            plugin_class = getattr(module, name, None)
+            if plugin_class is not None and plugin_class.__module__ == module.__name__:
+                found.append((kind, plugin_class()))
+    return found
 
 
 def _entropy(text: str) -> float:
@@ -56,76 +308,103 @@ def _looks_random(token: str) -> bool:
     return classes == 3 and digits >= 2 and _entropy(token) >= HIGH_ENTROPY_BITS
 
 
+def is_placeholder(value: str) -> bool:
+    """A value that stands in for a secret (``<token>``, ``${API_KEY}``, ``xxxx``, ``changeme``)."""
+    value = value.strip().strip("\"'`“”‘’")
+    return not value or bool(PLACEHOLDER_RE.match(value))
+
+
+def _plausible(kind: str, value: str) -> bool:
+    """Whether a value a keyword or prose pattern found is a secret rather than a word or a path."""
+    if is_placeholder(value):
+        return False
+    if kind in ("secret", "password", "cli_password", "connection_string_key", "npm_auth"):
+        bare = value.strip("\"'`.,;:()[]")
+        if bare.lower() in COMMON_VALUE_WORDS or "/" in bare and not re.search(r"[A-Za-z0-9+]{20,}", bare):
+            return False
+        if kind == "password" and bare.isalpha() and bare.islower() and len(bare) < 12:
+            return False  # "the password is hunter" reads as a word; hunter2 does not
+        if re.fullmatch(r"[a-z]+(?:[._-][a-z]+)*", bare) and kind == "secret" and len(bare) < 8:
+            return False
+    return True
+
+
+def find_secrets(text: str) -> list[tuple[int, int, str]]:
+    """The secrets in ``text`` as (start, end, kind) spans, earliest first, overlaps merged."""
+    spans: list[tuple[int, int, str]] = []
+    for kind, pattern, group in _own_patterns():
+        for match in pattern.finditer(text):
+            start, end = match.span(group)
+            if start < 0 or end <= start:
+                continue
+            if _plausible(kind, text[start:end]):
+                spans.append((start, end, kind))
+    for kind, plugin in _plugins():
+        try:
+            values = set(plugin.analyze_string(text))
+        except Exception:  # noqa: BLE001 - a plugin's own bug must not stop a store
+            logger.exception("detect-secrets plugin %s failed", type(plugin).__name__)
+            continue
+        for value in values:
+            value = value.strip(" \t\"'=:")
+            if len(value) < 8 or is_placeholder(value):
+                continue
+            spans += [(m.start(), m.end(), kind) for m in re.finditer(re.escape(value), text)]
+    for match in HIGH_ENTROPY_CANDIDATE.finditer(text):
+        token = match.group(0)
+        public = PUBLIC_BLOB_PREFIX.search(text[max(0, match.start() - 40) : match.start()])
+        if _looks_random(token) and not public and not re.match(r"sha(?:1|256|384|512)-", token):
+            spans.append((match.start(), match.end(), "high_entropy"))
+    return _merge(spans)
+
+
+def _merge(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Overlapping spans become one, with the kind of the one that starts first (the longest on a tie)."""
+    merged: list[tuple[int, int, str]] = []
+    for start, end, kind in sorted(spans, key=lambda s: (s[0], -(s[1] - s[0]))):
+        if merged and start < merged[-1][1]:
+            last_start, last_end, last_kind = merged[-1]
+            merged[-1] = (last_start, max(last_end, end), last_kind)
+        else:
+            merged.append((start, end, kind))
+    return merged
+
+
 def redact(text: str) -> tuple[str, list[str]]:
     """Replace secrets with ``[REDACTED:<kind>]``; returns the text and the kinds found, in order."""
-    found: list[str] = []
-
-    def replacer(kind: str):
-        def replace(match: re.Match) -> str:
-            found.append(kind)
-            if kind == "password":
-                return f"{match.group('user')}:[REDACTED:password]"
-            if kind == "secret":
-                return f"{match.group('name')}{match.group('quote')}[REDACTED:secret]"
-            return f"[REDACTED:{kind}]"
-
-        return replace
-
-    for kind, pattern in SECRET_PATTERNS:
-        text = pattern.sub(replacer(kind), text)
-
-    def replace_random(match: re.Match) -> str:
-        if not _looks_random(match.group(0)):
-            return match.group(0)
-        found.append("high_entropy")
-        return "[REDACTED:high_entropy]"
-
-    text = HIGH_ENTROPY_CANDIDATE.sub(replace_random, text)
-    return text, found
+    if not text:
+        return text, []
+    spans = find_secrets(text)
+    if not spans:
+        return text, []
+    pieces, cursor = [], 0
+    for start, end, kind in spans:
+        pieces += [text[cursor:start], f"[REDACTED:{kind}]"]
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces), [kind for _, _, kind in spans]
 
 
-INJECTION_PATTERNS: list[tuple[str, re.Pattern]] = [
-    (
-        "override previous instructions",
-        re.compile(
-            r"(?i)\b(?:ignore|disregard|forget|override)\b[^.\n]{0,40}\b(?:previous|prior|above|earlier|all|any|system)\b"
-            r"[^.\n]{0,20}\b(?:instructions?|prompts?|rules|directions|guidelines|context)\b"
-        ),
-    ),
-    (
-        "role reassignment",
-        re.compile(
-            r"(?i)\byou are now (?:a|an|the|my|in|DAN)\b|\byou are no longer (?:a|an|bound|restricted|limited)\b"
-            r"|\bpretend (?:to be|you are)\b|\bjailbreak\b|\bDAN mode\b"
-        ),
-    ),
-    (
-        "system prompt access",
-        re.compile(r"(?i)\b(?:reveal|print|show|repeat|leak)\b[^.\n]{0,30}\bsystem prompt\b"),
-    ),
-    (
-        "tool-call syntax",
-        re.compile(
-            r"(?i)</?(?:system|assistant|tool_use|tool_call|function_calls?|invoke|parameter|tool_result)\b[^>]*>"
-            r"|\"(?:tool_calls?|function_call)\"\s*:"
-            r"|\[/?(?:INST|SYSTEM)\]|<\|im_(?:start|end)\|>"
-        ),
-    ),
-    ("hidden instructions to the agent", re.compile(r"(?i)\b(?:new|hidden|secret) instructions?\s*:")),
-    (
-        "remote code execution",
-        re.compile(r"(?i)\b(?:curl|wget)\b[^|\n]{0,200}\|\s*(?:sudo\s+)?(?:ba|z)?sh\b"),
-    ),
-    (
-        "data exfiltration",
-        re.compile(
-            r"(?i)\b(?:send|post|upload|exfiltrate|forward)\b[^.\n]{0,60}\b(?:secrets?|credentials|tokens?|api keys?|\.env|ssh keys?)\b"
-            r"[^.\n]{0,60}\b(?:to|at)\b[^.\n]{0,20}(?:https?://|\b\d{1,3}(?:\.\d{1,3}){3}\b)"
-        ),
-    ),
-]
+def redact_value(value):
+    """Redact every string inside a JSON-like value (an audit diff, a report)."""
+    if isinstance(value, str):
+        return redact(value)[0]
+    if isinstance(value, list):
+        return [redact_value(item) for item in value]
+    if isinstance(value, dict):
+        return {key: redact_value(item) for key, item in value.items()}
+    return value
 
 
-def injection_reasons(text: str) -> list[str]:
-    """Why ``text`` looks like it instructs the agents that will read it (empty when it does not)."""
-    return [reason for reason, pattern in INJECTION_PATTERNS if pattern.search(text)]
+class RedactingFilter(logging.Filter):
+    """A logging filter that redacts secrets from every record's message and arguments."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str):
+            record.msg = redact(record.msg)[0]
+        if record.args:
+            if isinstance(record.args, dict):
+                record.args = {k: redact(v)[0] if isinstance(v, str) else v for k, v in record.args.items()}
+            else:
+                record.args = tuple(redact(a)[0] if isinstance(a, str) else a for a in record.args)
+        return True

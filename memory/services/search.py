@@ -35,6 +35,7 @@ from memory.services import entities as entity_service
 from memory.services.decay import decay_factor
 from memory.services.errors import InvalidInput
 from memory.services.maturity import multiplier as maturity_multiplier
+from memory.services.redaction import redact
 from memory.services.taxonomy import type_weight
 
 MODES = ("fts", "vector", "hybrid", "full")
@@ -197,6 +198,7 @@ def memory_search(
     explicit entity reference matches several entities. Only servable memories are returned,
     and only those in ``scope`` (a Memory queryset) when it is given."""
     query, limit = _validate(query, limit, memory_type, category, priority, mode)
+    query, _ = redact(query)  # a pasted key is neither embedded nor echoed back
     now = now or timezone.now()
     resolution = entity_service.resolve_references(entities or [], create=False).raise_if_ambiguous()
     outcome = SearchOutcome(

@@ -39,7 +39,8 @@ from memory.models import (
 )
 from memory.services import entities as entity_service
 from memory.services.errors import AmbiguousEntity, ContentTooLarge, InvalidInput
-from memory.services.redaction import injection_reasons, redact
+from memory.services.injection import screen_fields
+from memory.services.redaction import redact
 from memory.services.upsert import (  # noqa: F401  (re-exported: callers import them from here)
     ADD,
     NOOP,
@@ -93,6 +94,7 @@ class PreparedMemory:
     redactions: list[str]
     quarantine_reasons: list[str]
     status_reason: str = ""
+    evidence: tuple[int, int] | None = None  # the session messages (seq range) it was extracted from
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -121,6 +123,7 @@ def prepare(
     valid_from: datetime | None = None,
     created_at: datetime | None = None,
     agent_name: str = "",
+    evidence: tuple[int, int] | None = None,
 ) -> PreparedMemory:
     """Validate one store request and make its text safe to keep. Raises InvalidInput."""
     errors: dict[str, list[str]] = {}
@@ -166,12 +169,25 @@ def prepare(
         errors.update(exc.fields)
     if len(agent_name) > 100:
         errors["agent_name"] = ["The agent name is at most 100 characters."]
+    if evidence is not None and not (
+        isinstance(evidence, tuple | list)
+        and len(evidence) == 2
+        and all(isinstance(seq, int) and not isinstance(seq, bool) and seq >= 0 for seq in evidence)
+        and evidence[0] <= evidence[1]
+    ):
+        errors["evidence"] = ["The evidence is a (first, last) range of message numbers."]
     if errors:
         raise InvalidInput(errors)
 
+    # Every text that is served is screened — the source chunk and tags reach agents too — and
+    # before redaction, so an encoded payload cannot hide behind its redaction marker.
+    reasons = screen_fields(content=content, source_chunk=source_chunk, tags=tags)
     content, redactions = redact(content)
     source_chunk, chunk_redactions = redact(source_chunk)
-    reasons = injection_reasons(content)
+    tag_redactions = []
+    for index, tag in enumerate(tags):
+        tags[index], found = redact(tag)
+        tag_redactions += found
     if reasons:
         status = Status.QUARANTINED
     elif status is None:
@@ -194,9 +210,10 @@ def prepare(
         valid_from=valid_from,
         created_at=created_at,
         agent_name=agent_name,
-        redactions=redactions + chunk_redactions,
+        redactions=redactions + chunk_redactions + tag_redactions,
         quarantine_reasons=reasons,
         status_reason=("Quarantined: " + "; ".join(reasons)) if reasons else "",
+        evidence=tuple(evidence) if evidence is not None else None,
     )
 
 
@@ -381,9 +398,11 @@ def _decide(plans: list[_Plan], vectors, *, dedupe: bool) -> None:
             plan.decision, plan.batch_twin = within, within.compared_with
             continue
         candidates = [(side_of(memory), cosine) for memory, cosine in neighbours.get(index, [])]
+        # Extraction recognises a lesson the team already has in other words (DESIGN.md §4.8).
+        lesson = setting("EXTRACTION_SAME_LESSON_COSINE") if item.source == Source.EXTRACTION else None
         if item.status != Status.ACTIVE:
             # Quarantined or unreviewed text never hides a live memory: it may only be a NOOP.
-            decision = decide(side, candidates)
+            decision = decide(side, candidates, same_lesson_cosine=lesson)
             if decision.operation == UPDATE:
                 decision = Decision(
                     ADD,
@@ -394,7 +413,7 @@ def _decide(plans: list[_Plan], vectors, *, dedupe: bool) -> None:
                 )
         else:
             candidates = [(c, cosine) for c, cosine in candidates if c.ref.pk not in superseded]
-            decision = decide(side, candidates)
+            decision = decide(side, candidates, same_lesson_cosine=lesson)
         plan.decision = decision
         if decision.operation == NOOP:
             plan.existing = decision.compared_with
@@ -422,6 +441,8 @@ def _new_memory(plan: _Plan, vector, *, author, session, now) -> Memory:
         status_reason=item.status_reason,
         source=item.source,
         source_chunk=item.source_chunk,
+        evidence_seq_start=item.evidence[0] if item.evidence else None,
+        evidence_seq_end=item.evidence[1] if item.evidence else None,
         session=session,
         author=author,
         agent_name=item.agent_name,

@@ -603,8 +603,11 @@ def same_fact(old_text: str, new_text: str) -> bool:
     return not compare_facts(old_text, new_text)
 
 
-def decide_pair(new: Side, old: Side, cosine: float) -> Decision:
-    """The verdict of one new memory against one existing memory."""
+def decide_pair(new: Side, old: Side, cosine: float, *, same_lesson_cosine: float | None = None) -> Decision:
+    """The verdict of one new memory against one existing memory. With ``same_lesson_cosine``
+    (extraction), a rewording at that cosine or above that changes no fact — only ordinary words
+    differ, or a detail is added or left out, but no number, version, name, identifier, path or
+    date is replaced and no negation or order changes — is the same lesson: NOOP."""
     if content_hash(new.text) == content_hash(old.text):
         return Decision(NOOP, "same text", old.ref, cosine, 1.0)
     overlap = jaccard(token_set(new.text), token_set(old.text))
@@ -613,14 +616,17 @@ def decide_pair(new: Side, old: Side, cosine: float) -> Decision:
         return Decision(ADD, f"different scope ({conflict})", old.ref, cosine, overlap)
     near_identical = cosine >= setting("NOOP_COSINE") or overlap >= setting("NOOP_JACCARD")
     close = near_identical or cosine >= setting("UPDATE_COSINE")
-    if not close and cosine < setting("UPSERT_SAME_TOKENS_COSINE"):
+    lesson = same_lesson_cosine is not None and cosine >= same_lesson_cosine
+    if not (close or lesson) and cosine < setting("UPSERT_SAME_TOKENS_COSINE"):
         return Decision(ADD, f"no close memory (closest cosine {cosine:.2f})", old.ref, cosine, overlap)
     changes = compare_facts(old.text, new.text)
-    if not close and changes:
-        return Decision(ADD, f"no close memory (closest cosine {cosine:.2f})", old.ref, cosine, overlap)
     if not changes:
         wording = "near-identical" if near_identical else "reworded"
         return Decision(NOOP, f"{wording}, every content-bearing token the same", old.ref, cosine, overlap)
+    if lesson and all(_elaborates(change) for change in changes):
+        return Decision(NOOP, "the same lesson in other words (no fact changed)", old.ref, cosine, overlap)
+    if not close:
+        return Decision(ADD, f"no close memory (closest cosine {cosine:.2f})", old.ref, cosine, overlap)
     if old.category and new.category and old.category != new.category:
         reason = f"close text but another category ({old.category} → {new.category})"
         return Decision(ADD, reason, old.ref, cosine, overlap)
@@ -628,10 +634,26 @@ def decide_pair(new: Side, old: Side, cosine: float) -> Decision:
     return Decision(UPDATE, reason, old.ref, cosine, overlap, changed_fact=True, changes=changes)
 
 
-def decide(new: Side, neighbours: Sequence[tuple[Side, float]]) -> Decision:
+def _elaborates(change: Change) -> bool:
+    """A difference that rewords or adds detail without changing a fact: ordinary words, or a
+    name, number or identifier only added or only left out — never one replaced by another, and
+    never a negation or an order."""
+    if change.kind == "term":
+        # Many words differ: the same thing said another way. One or two swapped for one or two
+        # ("pnpm" → "yarn", "platform team" → "payments team") is a changed fact.
+        return not (change.old and change.new) or len(change.old) > 2 or len(change.new) > 2
+    return change.kind not in ("negation", "order") and not (change.old and change.new)
+
+
+def decide(
+    new: Side, neighbours: Sequence[tuple[Side, float]], *, same_lesson_cosine: float | None = None
+) -> Decision:
     """The upsert verdict of ``new`` against its nearest memories (each with its cosine), closest
     first. The first NOOP wins; else the closest UPDATE; else ADD (explained by the closest)."""
-    verdicts = [decide_pair(new, old, cosine) for old, cosine in sorted(neighbours, key=lambda n: -n[1])]
+    verdicts = [
+        decide_pair(new, old, cosine, same_lesson_cosine=same_lesson_cosine)
+        for old, cosine in sorted(neighbours, key=lambda n: -n[1])
+    ]
     for operation in (NOOP, UPDATE):
         found = next((v for v in verdicts if v.operation == operation), None)
         if found is not None:

@@ -9,6 +9,9 @@ import pytest
 from memory.models import Memory, Recall, Session
 from memory.services.feedback import feedback_record
 from memory.services.store import memory_store
+from memory.services.tokens import token_create
+from tests.api.conftest import client_with
+from tests.conftest import voter
 
 pytestmark = pytest.mark.usefixtures("embedder")
 
@@ -137,8 +140,8 @@ def test_a_secret_in_stored_content_never_comes_back_in_any_response(api, curato
         format="json",
     )
     memory = Memory.objects.get()
-    for _ in range(3):
-        feedback_record(memory=memory, signal="helpful")
+    for index in range(3):
+        feedback_record(memory=memory, signal="helpful", user=voter(index))
     responses = [
         stored,
         api["member"].get(f"/api/v1/observations/{memory.pk}"),
@@ -175,8 +178,10 @@ def test_context_leaves_out_what_the_session_was_already_shown(api):
 
 
 def test_feedback_updates_the_memory_and_three_helpful_make_it_established(api, memory):
-    for _ in range(3):
-        response = api["member"].post(
+    # From distinct people: one token's votes alone never promote a memory (DESIGN.md §8).
+    third = client_with(token_create(user=voter(0), scopes=["read", "write"])[1])
+    for client in (api["member"], api["curator"], third):
+        response = client.post(
             "/api/v1/feedback", {"memory_id": str(memory.pk), "signal": "helpful"}, format="json"
         )
         assert response.status_code == 201
@@ -187,8 +192,8 @@ def test_feedback_updates_the_memory_and_three_helpful_make_it_established(api, 
 
 
 def test_export_downloads_memory_md(api, memory):
-    for _ in range(3):
-        feedback_record(memory=memory, signal="helpful")
+    for index in range(3):
+        feedback_record(memory=memory, signal="helpful", user=voter(index))
     response = api["member"].get("/api/v1/export")
     assert response.status_code == 200
     assert response["Content-Type"] == "text/markdown; charset=utf-8"

@@ -74,3 +74,12 @@ def test_health_reports_a_stuck_extraction_backlog_and_a_failed_job(client, memb
         "the last reflect run failed",
     ]
     assert "boom" not in response.content.decode()  # job errors are not public
+
+
+def test_anonymous_callers_see_states_only_and_staff_see_the_error(client, db, unreachable_broker, curator):
+    anonymous = client.get("/api/v1/health").json()
+    assert anonymous["broker"] == "error"  # no exception text, host or path
+    assert "1" not in anonymous["broker"] and "redis" not in str(anonymous).lower()
+    client.force_login(curator)
+    staff = client.get("/api/v1/health").json()
+    assert staff["broker"].startswith("error: ") and len(staff["broker"]) > len("error: ")

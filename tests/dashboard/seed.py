@@ -122,7 +122,9 @@ def seed(*, member, curator) -> dict:
     for index, signals in plan.items():
         for n, signal in enumerate(signals):
             when = now - timedelta(days=25 - n * 4 - index, hours=index)
-            feedback_record(memory=created[index], signal=signal, user=member, created_at=when)
+            # Alternating people: promotion needs votes from more than one (MATURITY_MIN_VOTERS).
+            voter = member if n % 2 else curator
+            feedback_record(memory=created[index], signal=signal, user=voter, created_at=when)
             _backdate_maturity_events(created[index], when)
     quarantined = memory_store(
         content=QUARANTINED_TEXT,

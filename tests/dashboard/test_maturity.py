@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memory.services.feedback import feedback_record
+from tests.conftest import voter
 
 pytestmark = pytest.mark.usefixtures("embedder")
 HTMX = {"HX-Request": "true"}
@@ -12,8 +13,8 @@ HTMX = {"HX-Request": "true"}
 
 def test_the_board_has_a_column_per_maturity_with_counts(clients, member, active_memory, store):
     established = store("Release notes come from PR titles.", category="workflow")
-    for _ in range(3):
-        feedback_record(memory=established, signal="helpful", user=member)
+    for index in range(3):
+        feedback_record(memory=established, signal="helpful", user=voter(index))
     html = clients["member"].get("/maturity/").content.decode()
     for column in ("Candidate", "Established", "Proven", "Deprecated"):
         assert column in html

@@ -10,6 +10,7 @@ from django.utils import timezone
 from dashboard import charts, stats
 from memory.models import MemoryEvent, TaskRun
 from memory.services.feedback import feedback_record
+from tests.conftest import voter
 
 pytestmark = pytest.mark.usefixtures("embedder")
 
@@ -54,8 +55,8 @@ def test_maturity_by_week_replays_the_audit_log(member, active_memory):
     type(active_memory).objects.filter(pk=active_memory.pk).update(
         created_at=timezone.now() - timedelta(weeks=5)
     )
-    for _ in range(3):
-        feedback_record(memory=active_memory, signal="helpful", user=member)
+    for index in range(3):
+        feedback_record(memory=active_memory, signal="helpful", user=voter(index))
     MemoryEvent.objects.filter(memory=active_memory, action="maturity").update(
         created_at=just_after_three_weeks_ago
     )

@@ -46,3 +46,20 @@ def ended_session(member):
         return session
 
     return make
+
+
+@pytest.fixture
+def api_client_for(db):
+    """An API client with a read/write token of the given user."""
+    from rest_framework.test import APIClient
+
+    from memory.services.tokens import token_create
+
+    def make(user) -> APIClient:
+        client = APIClient()
+        client.credentials(
+            HTTP_AUTHORIZATION=f"Bearer {token_create(user=user, scopes=['read', 'write'])[1]}"
+        )
+        return client
+
+    return make

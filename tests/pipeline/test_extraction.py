@@ -12,14 +12,15 @@ from django.utils import timezone
 
 from memory.models import ExtractionStatus, Memory, Session, Source
 from memory.services import extraction
+from memory.services.entities import entity_get_or_create
 from memory.services.extraction import (
     confidence_for,
     extraction_release,
     extraction_requeue,
     extraction_run,
     extraction_sweep,
+    readable_sentences,
     rule_candidates,
-    sentences,
 )
 from memory.services.sessions import implicit_score
 from memory.services.store import memory_store
@@ -151,7 +152,7 @@ def test_confidence_follows_design_4_8():
 
 def test_sentences_drop_code_paths_and_fences():
     text = "Use uv add for dependencies.\n```\nrm -rf /\n```\n/usr/lib/x/y/z.so.1.2.3\nOk."
-    assert sentences(text) == ["Use uv add for dependencies."]
+    assert readable_sentences(text) == ["Use uv add for dependencies."]
 
 
 def test_a_transient_failure_releases_the_session_for_a_retry_then_fails_when_attempts_are_spent(
@@ -215,3 +216,85 @@ def test_retry_delays_grow_exponentially_with_jitter_up_to_the_cap():
     assert all(2.5 <= d <= 5 for d in delays[0]) and all(10 <= d <= 20 for d in delays[2])
     assert all(150 <= d <= 300 for d in delays[7])  # 5 × 2^7 = 640 is capped at 300
     assert len({round(d, 6) for d in delays[3]}) > 40  # jittered, not a fixed schedule
+
+
+def extract(ended_session, external_id: str, project: str, *turns: tuple[str, str]):
+    session = ended_session(
+        external_id=external_id,
+        messages=[{"seq": i, "role": role, "content": text} for i, (role, text) in enumerate(turns)],
+        error_count=0,
+        files_touched=[],
+        summary="",
+        evaluation="",
+    )
+    if project:
+        Session.objects.filter(pk=session.pk).update(project=entity_get_or_create(f"project:{project}"))
+    report = extraction_run(session.pk)
+    return report, list(Memory.objects.filter(session_id=session.pk).order_by("created_at"))
+
+
+def test_a_lesson_repeated_in_a_later_session_reinforces_instead_of_storing_again(ended_session):
+    _, first = extract(
+        ended_session,
+        "rep-1",
+        "billing-api",
+        ("user", "No, don't run bare pytest, use make test. It sets up the test database and the env vars."),
+    )
+    report, second = extract(
+        ended_session,
+        "rep-2",
+        "billing-api",
+        ("user", "Reminder for next time: don't run pytest directly here, always go through make test."),
+    )
+    assert len(first) == 1 and second == [] and report.skipped_similar == 1
+    first[0].refresh_from_db()
+    assert first[0].reinforcement_count == 1
+
+
+def test_the_same_fact_in_another_project_is_its_own_memory(ended_session):
+    _, orders = extract(
+        ended_session,
+        "port-1",
+        "orders-service",
+        ("user", "The staging database listens on 5433, not the default port."),
+    )
+    _, search = extract(
+        ended_session,
+        "port-2",
+        "search-api",
+        ("user", "The staging database listens on 6432, not the default port."),
+    )
+    assert len(orders) == 1 and len(search) == 1
+
+
+def test_never_mind_is_not_critical_and_a_real_danger_is(ended_session):
+    _, stored = extract(
+        ended_session,
+        "crit",
+        "platform",
+        ("user", "Never mind, actually do update the story too, it's just one file."),
+        (
+            "user",
+            "Never apply a Terraform plan that destroys a stateful resource like a production database.",
+        ),
+    )
+    assert [m.priority for m in stored] == ["critical"]
+
+
+def test_an_extracted_memory_links_to_the_messages_it_came_from(ended_session, api_client_for):
+    _, stored = extract(
+        ended_session,
+        "evidence",
+        "web-dashboard",
+        ("user", "Split the date picker please."),
+        ("assistant", "Done, it is split."),
+        ("user", "We use sentence case for all headings and button labels in this repo."),
+    )
+    (memory,) = stored
+    assert (memory.evidence_seq_start, memory.evidence_seq_end) == (2, 2)
+    assert memory.content == "We use sentence case for all headings and button labels in web-dashboard."
+    client = api_client_for(memory.session.user)
+    evidence = client.get(f"/api/v1/observations/{memory.pk}").json()["evidence"]
+    assert evidence["session_id"] == "evidence" and evidence["seq_start"] == 2
+    messages = client.get(evidence["messages"]).json()
+    assert [m["seq"] for m in messages] == [2] and "sentence case" in messages[0]["content"]

@@ -46,7 +46,8 @@ def test_the_llm_path_stores_what_the_llm_proposes(ended_session, use_llm):
     assert report.extractor == "llm" and report.llm_error == ""
     (memory,) = Memory.objects.filter(session=session)
     assert memory.content == PROPOSAL["memories"][0]["content"]
-    assert (memory.memory_type, memory.category, memory.priority) == ("correction", "convention", "critical")
+    # The LLM called it critical; with no security, data-loss or production reason it is not (§4.8).
+    assert (memory.memory_type, memory.category, memory.priority) == ("correction", "convention", "moderate")
     assert memory.source_chunk == "always use httpx with the shared client"  # found in the transcript
     assert "feature:auth" in set(memory.mentions.values_list("entity__slug", flat=True))
     request = server.requests[0]

@@ -9,6 +9,7 @@ from django.utils import timezone
 from memory.models import FeedbackEvent, Memory
 from memory.services.decay import decay_factor, decay_run
 from memory.services.store import memory_store
+from tests.conftest import voter
 
 pytestmark = pytest.mark.usefixtures("embedder")
 
@@ -47,8 +48,10 @@ def test_decay_run_materializes_decay_and_staleness_and_is_idempotent(db):
 
 def test_decay_run_demotes_memories_whose_praise_has_aged(db):
     memory = aged("Proven advice about database indexes.", 1, memory_type="decision")
-    for _ in range(5):
-        FeedbackEvent.objects.create(memory=memory, signal="helpful", created_at=timezone.now())
+    for index in range(5):
+        FeedbackEvent.objects.create(
+            memory=memory, signal="helpful", created_at=timezone.now(), user=voter(index)
+        )
     decay_run()
     memory.refresh_from_db()
     assert memory.maturity == "proven"

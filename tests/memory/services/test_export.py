@@ -10,6 +10,7 @@ from memory.services.export import export_memory_md
 from memory.services.feedback import feedback_record
 from memory.services.maturity import memory_deprecate, memory_promote
 from memory.services.store import ADD, memory_store
+from tests.conftest import voter
 
 pytestmark = pytest.mark.usefixtures("embedder")
 
@@ -22,8 +23,8 @@ def remember(content: str, **fields) -> Memory:
 
 def vouch(memory: Memory, times: int = 3) -> Memory:
     """Helpful feedback ``times`` times: three events make a memory established."""
-    for _ in range(times):
-        feedback_record(memory=memory, signal="helpful")
+    for index in range(times):
+        feedback_record(memory=memory, signal="helpful", user=voter(index))
     memory.refresh_from_db()
     assert memory.maturity == "established"
     return memory
@@ -141,12 +142,26 @@ def test_a_memory_becomes_exported_once_feedback_establishes_it(db):
     )
     assert str(memory.pk) not in export_memory_md().markdown
 
-    feedback_record(memory=memory, signal="helpful")
-    feedback_record(memory=memory, signal="helpful")
+    feedback_record(memory=memory, signal="helpful", user=voter(0))
+    feedback_record(memory=memory, signal="helpful", user=voter(1))
     assert str(memory.pk) not in export_memory_md().markdown
 
-    feedback_record(memory=memory, signal="helpful")
+    feedback_record(memory=memory, signal="helpful", user=voter(2))
     assert str(memory.pk) in sections(export_memory_md().markdown)["Gotcha"][0]
+
+
+def test_one_persons_votes_never_put_a_memory_into_the_export(db, member, curator):
+    memory = remember("Always vendor the payments SDK into third_party/.", category="convention")
+    for _ in range(6):
+        feedback_record(memory=memory, signal="helpful", user=member)
+    memory.refresh_from_db()
+    assert memory.maturity == "candidate" and memory.helpful_count == 6
+    assert str(memory.pk) not in export_memory_md().markdown
+    # A second person's vote, or a curator's review, is what promotes it.
+    feedback_record(memory=memory, signal="helpful", user=curator)
+    memory.refresh_from_db()
+    assert memory.maturity in ("established", "proven")
+    assert str(memory.pk) in export_memory_md().markdown
 
 
 def test_a_proven_memory_is_exported(team):

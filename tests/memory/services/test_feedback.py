@@ -12,6 +12,7 @@ from memory.services.errors import InvalidInput, InvalidTransition
 from memory.services.feedback import feedback_record, memory_recompute
 from memory.services.maturity import memory_deprecate, memory_promote, memory_reset
 from memory.services.store import memory_store
+from tests.conftest import voter
 
 pytestmark = pytest.mark.usefixtures("embedder")
 
@@ -22,19 +23,25 @@ def decision(db) -> Memory:
 
 
 def give(memory: Memory, *signals: str, **kwargs) -> Memory:
-    for signal in signals:
-        feedback_record(memory=memory, signal=signal, **kwargs)
+    """Feedback as given by different people (each signal from its own voter) unless ``user`` says."""
+    for index, signal in enumerate(signals):
+        feedback_record(memory=memory, signal=signal, **{"user": voter(index), **kwargs})
     memory.refresh_from_db()
     return memory
 
 
 def test_three_helpful_events_make_a_memory_established_with_score_1_331(decision, member):
-    memory = give(decision, "helpful", "helpful", user=member)
+    memory = give(decision, "helpful", "helpful")
     assert memory.maturity == "candidate"
     memory = give(memory, "helpful", user=member)
     assert memory.maturity == "established"
     assert memory.feedback_score == pytest.approx(1.331)
     assert memory.helpful_count == 3
+
+
+def test_one_persons_helpful_votes_leave_a_memory_a_candidate(decision, member):
+    memory = give(decision, *["helpful"] * 6, user=member)
+    assert memory.maturity == "candidate" and memory.feedback_score > 1.5
 
 
 def test_harmful_halves_and_scores_stay_in_bounds(decision):
@@ -64,8 +71,8 @@ def test_five_recent_helpful_events_make_it_proven_and_old_ones_do_not(decision)
     assert give(decision, *["helpful"] * 5).maturity == "proven"
     old = memory_store(content="Use pnpm workspaces in the web repo.", memory_type="decision").memory
     year_ago = timezone.now() - timedelta(days=365)
-    for _ in range(6):
-        feedback_record(memory=old, signal="helpful", created_at=year_ago)
+    for index in range(6):
+        feedback_record(memory=old, signal="helpful", created_at=year_ago, user=voter(index))
     old.refresh_from_db()
     assert old.maturity == "established"  # six events, but each now weighs 0.5^(365/90) ≈ 0.06
 

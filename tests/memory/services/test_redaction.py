@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from memory.models import Memory, MemoryEvent
-from memory.services.redaction import injection_reasons, redact
+from memory.services.injection import injection_reasons
+from memory.services.redaction import redact
 from memory.services.store import memory_store
 
 # Secrets are assembled from pieces so that this file does not itself look like it leaks any.

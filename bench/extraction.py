@@ -1,0 +1,312 @@
+"""Extraction quality on labeled sessions: ``python -m bench.extraction [bench/data/extraction_sessions.txt] [--show]``.
+
+Each session of the data file (its format is described at its top) is sent through the real
+session API — ``POST /api/v1/sessions``, ``/messages``, ``/end`` — in a throwaway database, in file
+order, and extracted the way the worker does it (``extraction_run``). Every memory stored is then
+matched to the gold lessons (the real model's cosine ≥ MATCH_COSINE, or ≥ MATCH_COSINE_LOOSE with
+MATCH_OVERLAP_LOOSE of the lesson's content words present):
+
+- **precision**: stored memories that match a gold lesson of their session / memories stored;
+- **recall**: gold lessons found (stored, or an earlier copy reinforced by this session) / lessons;
+- **duplicates**: memories stored for a lesson the team already had (same key, earlier or twice);
+- **self-contained**: stored memories with no leading filler, no unresolved this/it/that/here at the
+  start, and that are statements, not questions;
+- **throughput**: transcript messages extracted per second.
+
+Per kind of session, a table, then one line of JSON. ``--show`` prints every unmatched memory and
+every missed lesson, so a reader can audit the matching.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.scratch import scratch_database
+
+DEFAULT_DATA = Path(__file__).parent / "data" / "extraction_sessions.txt"
+MATCH_COSINE = 0.65
+MATCH_COSINE_LOOSE = 0.5
+MATCH_OVERLAP_LOOSE = 0.4
+WORD_RE = re.compile(r"[a-z0-9_]+")
+STOP = set(
+    [
+        "the",
+        "a",
+        "an",
+        "to",
+        "of",
+        "in",
+        "on",
+        "for",
+        "and",
+        "or",
+        "is",
+        "are",
+        "be",
+        "it",
+        "its",
+        "this",
+        "that",
+        "with",
+        "as",
+        "by",
+        "at",
+        "from",
+        "not",
+        "no",
+        "never",
+        "don't",
+    ]
+)
+FILLER_RE = re.compile(
+    r"^(?:right|yes|yeah|yep|ok(?:ay)?|so|well|hmm+|careful|also|btw|by the way|one more thing|oh|ah|"
+    r"actually|fyi|note|reminder|just|anyway|alright|sure|great|cool|nice|thanks|wait|hold on|no|nope)\b[,.!:;—-]?",
+    re.IGNORECASE,
+)
+ANAPHOR_RE = re.compile(r"^(?:this|that|these|those|it|they|here|there)\b", re.IGNORECASE)
+
+
+@dataclass
+class Session:
+    id: str
+    kind: str
+    project: str
+    outcome: dict
+    messages: list[dict] = field(default_factory=list)
+    lessons: list[tuple[str, str]] = field(default_factory=list)  # (key, text)
+
+
+def load_sessions(path: Path) -> list[Session]:
+    sessions: list[Session] = []
+    roles = {"U": "user", "A": "assistant", "T": "tool"}
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        if line.startswith("==="):
+            parts = [part.strip() for part in line[3:].split("|")]
+            if len(parts) != 3:
+                raise SystemExit(f"{path}:{number}: a session header is '=== id | kind | project'")
+            sessions.append(Session(parts[0], parts[1], parts[2], {}))
+            continue
+        if not sessions:
+            raise SystemExit(f"{path}:{number}: text before the first session header")
+        session = sessions[-1]
+        if line.startswith("outcome:"):
+            values = dict(item.split("=", 1) for item in line[len("outcome:") :].split())
+            session.outcome = {
+                "success": values.get("success") == "true",
+                "error_count": int(values.get("errors", 0)),
+                "retry_count": int(values.get("retries", 0)),
+                "duration_ms": int(float(values.get("minutes", 0)) * 60_000),
+                "files_touched": [f for f in values.get("files", "").split(",") if f],
+            }
+        elif match := re.match(r"LESSON\[([\w-]+)\]:\s*(.+)", line):
+            session.lessons.append((match.group(1), match.group(2)))  # variants split at " || " later
+        elif line[:2] in ("U:", "A:", "T:"):
+            session.messages.append({"role": roles[line[0]], "content": line[2:].strip()})
+        else:
+            raise SystemExit(f"{path}:{number}: expected U:, A:, T:, outcome: or LESSON[key]:")
+    return sessions
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in WORD_RE.findall(text.lower()) if w not in STOP and len(w) > 2}
+
+
+def self_contained(text: str) -> bool:
+    stripped = text.strip()
+    return not (FILLER_RE.match(stripped) or ANAPHOR_RE.match(stripped) or stripped.endswith("?"))
+
+
+def run(sessions: list[Session]) -> dict:
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from memory import embeddings
+    from memory.models import Memory
+    from memory.models import Session as SessionRow
+    from memory.services.extraction import extraction_run
+    from memory.services.tokens import token_create
+
+    settings.MEMORY_LANE["API_THROTTLE_RATE"] = "1000000/min"
+    user = get_user_model().objects.create_user(username="bench-extraction")
+    _, key = token_create(user=user, name="bench", scopes=["read", "write"])
+    client = Client(headers={"authorization": f"Bearer {key}"})
+    stored: list[tuple[Session, str, str]] = []  # (session, memory id, content)
+    reinforced: dict[str, set[str]] = defaultdict(set)  # session id → memory ids it reinforced
+    seconds, messages = 0.0, 0
+    for session in sessions:
+        external = f"bench-{session.id}"
+        client.post(
+            "/api/v1/sessions",
+            {"session_id": external, "agent": "claude-code", "project": session.project},
+            content_type="application/json",
+        )
+        batch = [{"seq": i, **message} for i, message in enumerate(session.messages)]
+        client.post(
+            f"/api/v1/sessions/{external}/messages", {"messages": batch}, content_type="application/json"
+        )
+        client.post(f"/api/v1/sessions/{external}/end", session.outcome, content_type="application/json")
+        row = SessionRow.objects.get(external_id=external)
+        started = time.perf_counter()
+        report = extraction_run(row.pk)  # what the worker runs for this session
+        seconds += time.perf_counter() - started
+        messages += len(session.messages)
+        if report.status != "done":
+            raise SystemExit(f"{session.id}: extraction ended {report.status}: {report}")
+        for memory in Memory.objects.filter(session=row).order_by("created_at"):
+            stored.append((session, str(memory.pk), memory.content))
+    from memory.models import Action, MemoryEvent
+
+    for event in MemoryEvent.objects.filter(action=Action.REINFORCED, diff__source="extraction"):
+        session_pk = event.diff.get("session")
+        if session_pk:
+            external = SessionRow.objects.filter(pk=session_pk).values_list("external_id", flat=True).first()
+            if external:
+                reinforced[external.removeprefix("bench-")].add(str(event.memory_ref))
+
+    lessons = [(session, key, text) for session in sessions for key, text in session.lessons]
+    variants = [[v.strip() for v in text.split(" || ")] for _, _, text in lessons]
+    flat = [v for group in variants for v in group]
+    texts = [content for _, _, content in stored] + flat
+    vectors = embeddings.encode(texts) if texts else []
+    memory_vectors = vectors[: len(stored)]
+    variant_vectors, offset = [], len(stored)
+    for group in variants:
+        variant_vectors.append(vectors[offset : offset + len(group)])
+        offset += len(group)
+
+    def matches(memory_index: int, lesson_index: int) -> bool:
+        """Whether a stored note says a gold lesson (any of its acceptable wordings)."""
+        for variant, vector in zip(variants[lesson_index], variant_vectors[lesson_index], strict=True):
+            cosine = float(memory_vectors[memory_index] @ vector)
+            if cosine >= MATCH_COSINE:
+                return True
+            gold = content_words(variant)
+            overlap = len(gold & content_words(stored[memory_index][2])) / max(1, len(gold))
+            if cosine >= MATCH_COSINE_LOOSE and overlap >= MATCH_OVERLAP_LOOSE:
+                return True
+        return False
+
+    key_of_memory: dict[int, str | None] = {}
+    for m_index, (session, _, _) in enumerate(stored):
+        own = [i for i, (s, _, _) in enumerate(lessons) if s is session]
+        best = [i for i in own if matches(m_index, i)]
+        key_of_memory[m_index] = lessons[best[0]][1] if best else None
+    first_for_key: dict[str, int] = {}
+    duplicates = []
+    for m_index in range(len(stored)):
+        key = key_of_memory[m_index]
+        if key is None:
+            continue
+        if key in first_for_key:
+            duplicates.append(m_index)
+        else:
+            first_for_key[key] = m_index
+    memory_ids = {memory_id: index for index, (_, memory_id, _) in enumerate(stored)}
+    found_lessons = []
+    for session, key, _ in lessons:
+        own_hit = any(key_of_memory[m] == key and stored[m][0] is session for m in range(len(stored)))
+        earlier = [memory_ids[m] for m in reinforced.get(session.id, set()) if m in memory_ids]
+        reinforced_hit = any(key_of_memory.get(m) == key for m in earlier)
+        found_lessons.append(own_hit or reinforced_hit)
+
+    by_kind: dict[str, dict] = defaultdict(lambda: defaultdict(int))
+    for m_index, (session, _, content) in enumerate(stored):
+        stats = by_kind[session.kind]
+        stats["stored"] += 1
+        stats["correct"] += key_of_memory[m_index] is not None and m_index not in duplicates
+        stats["duplicates"] += m_index in duplicates
+        stats["self_contained"] += self_contained(content)
+    for l_index, (session, _, _) in enumerate(lessons):
+        by_kind[session.kind]["lessons"] += 1
+        by_kind[session.kind]["found"] += found_lessons[l_index]
+    for session in sessions:
+        by_kind[session.kind]["sessions"] += 1
+    return {
+        "stored": stored,
+        "lessons": lessons,
+        "key_of_memory": key_of_memory,
+        "duplicates": duplicates,
+        "found": found_lessons,
+        "by_kind": by_kind,
+        "seconds": seconds,
+        "messages": messages,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data", nargs="?", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--show", action="store_true", help="print unmatched memories and missed lessons")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memorylane.settings")
+    import django
+
+    django.setup()
+    sessions = load_sessions(args.data)
+    with scratch_database("bench_extraction"):
+        result = run(sessions)
+    stored, lessons = result["stored"], result["lessons"]
+    print(f"\n{len(sessions)} sessions, {result['messages']} messages, {len(lessons)} gold lessons")
+    print(
+        f"{'kind':<20} {'sess':>4} {'lessons':>7} {'found':>5} {'stored':>6} {'correct':>7} {'dups':>4} {'self-cont':>9}"
+    )
+    totals = defaultdict(int)
+    for kind, stats in sorted(result["by_kind"].items()):
+        for name, value in stats.items():
+            totals[name] += value
+        print(
+            f"{kind:<20} {stats['sessions']:>4} {stats['lessons']:>7} {stats['found']:>5} {stats['stored']:>6} "
+            f"{stats['correct']:>7} {stats['duplicates']:>4} {stats['self_contained']:>9}"
+        )
+    precision = totals["correct"] / max(1, totals["stored"])
+    recall = totals["found"] / max(1, totals["lessons"])
+    contained = totals["self_contained"] / max(1, totals["stored"])
+    throughput = result["messages"] / max(result["seconds"], 1e-9)
+    print(
+        f"precision {precision:.3f}, recall {recall:.3f}, duplicates {totals['duplicates']}, "
+        f"self-contained {contained:.3f}, {throughput:.0f} messages/s"
+    )
+    if args.show:
+        for index, (session, _, content) in enumerate(stored):
+            if result["key_of_memory"][index] is None:
+                print(f"  junk   [{session.id}] {content}")
+            elif index in result["duplicates"]:
+                print(f"  dup    [{session.id}] {content}")
+            elif not self_contained(content):
+                print(f"  chatty [{session.id}] {content}")
+        for index, (session, key, text) in enumerate(lessons):
+            if not result["found"][index]:
+                print(f"  missed [{session.id}] {key}: {text}")
+    print(
+        json.dumps(
+            {
+                "sessions": len(sessions),
+                "messages": result["messages"],
+                "lessons": len(lessons),
+                "stored": totals["stored"],
+                "precision": round(precision, 3),
+                "recall": round(recall, 3),
+                "duplicates": totals["duplicates"],
+                "self_contained": round(contained, 3),
+                "messages_per_second": round(throughput, 1),
+                "by_kind": {kind: dict(stats) for kind, stats in result["by_kind"].items()},
+            },
+            sort_keys=True,
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
