@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: run test install chromium node-deps lint format bench clean-data
+.PHONY: run test install chromium node-deps agent-clients lint format bench clean-data
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,9 +35,17 @@ OPENCODE := clients/opencode
 $(OPENCODE)/node_modules/.package-lock.json: $(OPENCODE)/package-lock.json
 	cd $(OPENCODE) && npm install --no-audit --no-fund --loglevel=error && touch node_modules/.package-lock.json
 
+# The real agent clients the integration tests drive (Claude Code and OpenCode, pinned in
+# clients/agents/package.json; about 700 MB, installed once).
+AGENTS := clients/agents
+$(AGENTS)/node_modules/.package-lock.json: $(AGENTS)/package-lock.json
+	cd $(AGENTS) && npm install --no-audit --no-fund --loglevel=error && touch node_modules/.package-lock.json
+
+agent-clients: $(AGENTS)/node_modules/.package-lock.json
+
 node-deps: $(OPENCODE)/node_modules/.package-lock.json
 
-test: $(STAMP) chromium node-deps
+test: $(STAMP) chromium node-deps agent-clients
 	MEMORYLANE_HOME=$(TEST_HOME) $(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)

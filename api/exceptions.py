@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, status
@@ -80,6 +81,16 @@ def _message(exc: exceptions.APIException) -> str:
 
 
 def exception_handler(exc, context) -> Response:
+    if isinstance(exc, OperationalError | InterfaceError):
+        # The database is unreachable (or went away mid-request): a 503 to retry, not a bug's 500.
+        from memorylane.middleware import MESSAGE, retry_after
+
+        seconds = retry_after()
+        return Response(
+            error_body("SERVICE_UNAVAILABLE", MESSAGE, retry_after_seconds=seconds),
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": str(seconds)},
+        )
     if isinstance(exc, MemoryLaneError):
         code = DOMAIN_STATUS.get(type(exc)) or next(
             (value for cls, value in DOMAIN_STATUS.items() if isinstance(exc, cls)),

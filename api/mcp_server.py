@@ -13,6 +13,7 @@ and closing connections the way a Django request would.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from typing import Annotated, Any, Literal
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import close_old_connections
+from django.db import InterfaceError, OperationalError, close_old_connections
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware, get_access_token
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
 from mcp.server.auth.provider import AccessToken
@@ -32,18 +33,20 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 from rest_framework import exceptions as drf_exceptions
 from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.responses import JSONResponse
 
 from api import serializers as s
 from api.exceptions import error_body, exception_handler
 from api.throttling import token_call_wait
 from api.views import context_result, feedback_result, search_result, store_fields, store_result
 from memory.conf import setting
-from memory.models import Category, Memory, MemoryType, Priority, Scope, Signal
+from memory.models import Agent, Category, Memory, MemoryType, Priority, Scope, Signal
 from memory.services.context import context_build
 from memory.services.errors import NotFound
 from memory.services.export import export_memory_md
 from memory.services.feedback import feedback_record
 from memory.services.search import memory_search
+from memory.services.sessions import session_resolve
 from memory.services.store import memory_store
 from memory.services.tokens import token_authenticate
 
@@ -113,10 +116,17 @@ class ApiTokenVerifier:
         return await sync_to_async(_verify, thread_sensitive=True)(token)
 
 
+class DatabaseUnavailable(Exception):
+    """The token could not be checked: the database is unreachable (answered 503, not 500)."""
+
+
 def _verify(key: str) -> MemoryLaneAccessToken | None:
     close_old_connections()
     try:
-        token = token_authenticate(key)
+        try:
+            token = token_authenticate(key)
+        except (OperationalError, InterfaceError) as exc:
+            raise DatabaseUnavailable(str(exc)) from exc
         if token is None:
             return None
         scopes = set(token.scopes)
@@ -199,7 +209,12 @@ def _valid(serializer_class, data: dict) -> dict:
 
 def find(user, query: str, entities: list[str] | None, limit: int | None) -> dict:
     params = _valid(s.SearchInSerializer, {"q": query, "entities": entities, "limit": limit})
-    outcome = memory_search(query=params["q"], entities=params.get("entities"), limit=params.get("limit"))
+    outcome = memory_search(
+        query=params["q"],
+        entities=params.get("entities"),
+        limit=params.get("limit"),
+        session=client_session(user),
+    )
     return search_result(outcome)  # the shape of GET /search
 
 
@@ -215,8 +230,9 @@ def store(user, information: str, memory_type: str | None, entities, tags, categ
             "priority": priority,
         },
     )
-    fields = {**store_fields(data), "agent_name": setting("MCP_AGENT_NAME")}
-    return store_result(memory_store(author=user, **fields))  # the shape of POST /observations
+    fields = {**store_fields(data), "agent_name": client_agent()}
+    # The shape of POST /observations.
+    return store_result(memory_store(author=user, session=client_session(user), **fields))
 
 
 def feedback(user, memory_id: str, signal: str, note: str | None) -> dict:
@@ -224,7 +240,13 @@ def feedback(user, memory_id: str, signal: str, note: str | None) -> dict:
     memory = Memory.objects.servable().filter(pk=data["memory_id"]).first()
     if memory is None:
         raise NotFound(f"No memory {data['memory_id']} that can be rated.")
-    result = feedback_record(memory=memory, signal=data["signal"], user=user, note=data.get("note", ""))
+    result = feedback_record(
+        memory=memory,
+        signal=data["signal"],
+        user=user,
+        note=data.get("note", ""),
+        session=client_session(user),
+    )
     return feedback_result(result, memory)  # the shape of POST /feedback
 
 
@@ -234,7 +256,10 @@ def context(user, project: str | None, query: str | None, budget_tokens: int | N
         {"project": project, "q": query, "budget_tokens": budget_tokens, "format": "json"},
     )
     result = context_build(
-        project=params.get("project"), query=params.get("q"), budget_tokens=params.get("budget_tokens")
+        session=client_session(user),
+        project=params.get("project"),
+        query=params.get("q"),
+        budget_tokens=params.get("budget_tokens"),
     )
     return context_result(result)  # the shape of GET /context?format=json
 
@@ -246,11 +271,44 @@ def export(user) -> str:
 # --- the MCP server -------------------------------------------------------------------------------
 
 
+# The agent session a tool call belongs to, from the headers the client sends (``memlane mcp`` and
+# ``memlane mcp-headers`` set them): what it stores is tied to the session, what it finds is recorded
+# as shown to it, so implicit feedback reaches memories found through MCP too.
+SESSION_HEADER = "x-memlane-session"
+AGENT_HEADER = "x-memlane-agent"
+CLIENT: contextvars.ContextVar[tuple[str, str]] = contextvars.ContextVar("memlane_client", default=("", ""))
+
+
+def _client_from(context) -> tuple[str, str]:
+    try:
+        headers = context.headers if context is not None else None
+    except (ValueError, AttributeError):  # no request (an in-process call)
+        headers = None
+    if not headers:
+        return "", ""
+    session = str(headers.get(SESSION_HEADER) or "").strip()[:200]
+    agent = str(headers.get(AGENT_HEADER) or "").strip()[:100]
+    return session, agent
+
+
+def client_session(user):
+    """The session this call belongs to (created on first use, like POST /sessions), or None."""
+    reference, agent = CLIENT.get()
+    if not reference:
+        return None
+    return session_resolve(user=user, reference=reference, agent=agent if agent in Agent.values else None)
+
+
+def client_agent() -> str:
+    return CLIENT.get()[1] or setting("MCP_AGENT_NAME")
+
+
 class StrictMCPServer(MCPServer):
     """Tool arguments the tool does not take are refused (DESIGN.md §8) with the API's
     VALIDATION_ERROR naming them; the SDK would otherwise drop them without a word."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        CLIENT.set(_client_from(context))
         tool = self._tool_manager.get_tool(name)
         if tool is not None and isinstance(arguments, dict):
             known = list((tool.parameters or {}).get("properties", {}))
@@ -444,7 +502,19 @@ class McpApplication:
 
     async def __call__(self, scope, receive, send) -> None:
         await self.start()
-        await self.app(scope, receive, send)
+        try:
+            await self.app(scope, receive, send)
+        except DatabaseUnavailable:
+            # Raised while checking the token, before anything was sent: the API's 503.
+            from memorylane.middleware import MESSAGE, retry_after
+
+            seconds = retry_after()
+            body = {
+                "error": {"code": "SERVICE_UNAVAILABLE", "message": MESSAGE, "retry_after_seconds": seconds}
+            }
+            await JSONResponse(body, status_code=503, headers={"Retry-After": str(seconds)})(
+                scope, receive, send
+            )
 
 
 def is_mcp_path(path: str) -> bool:

@@ -324,6 +324,11 @@ class ContextInSerializer(StrictSerializer):
     q = _text(2000, required=False, allow_blank=True, help_text="The task at hand.")
     budget_tokens = serializers.IntegerField(min_value=50, max_value=20000, required=False)
     format = serializers.ChoiceField(choices=["markdown", "json"], required=False, default="markdown")
+    fresh = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="The agent's history was just reset (compaction, clear, new process): send the whole context.",
+    )
 
 
 class ContextItemSerializer(serializers.Serializer):

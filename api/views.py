@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from django.contrib.auth import get_user
+from django.db import InterfaceError, OperationalError
 from django.db.models import Count, Prefetch, Q
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
@@ -136,7 +137,10 @@ class EntityCursorPagination(MemoryCursorPagination):
 HealthSerializer = inline_serializer(
     "Health",
     fields={
-        "status": serializers.ChoiceField(choices=["ok", "error"]),
+        "status": serializers.ChoiceField(
+            choices=["ok", "degraded", "error"],
+            help_text='"degraded": the server answers, but a part of `make run` is restarting or was given up on.',
+        ),
         "database": serializers.CharField(),
         "broker": serializers.CharField(),
         "embedder": serializers.CharField(),
@@ -156,6 +160,10 @@ HealthSerializer = inline_serializer(
                 ),
             },
         ),
+        "supervisor": serializers.DictField(
+            required=False,
+            help_text="Under `make run`: status (ok, restarting, degraded, stopping) and restarts per part.",
+        ),
     },
 )
 
@@ -171,9 +179,15 @@ def health(request: Request) -> Response:
     """Whether the database, the broker and the embedder are usable. No authentication: anonymous
     callers get states only; staff signed in to the dashboard get the details."""
     report = health_report()
-    user = get_user(request._request)  # a dashboard session; no token is read here
+    try:
+        user = get_user(request._request)  # a dashboard session; no token is read here
+    except (OperationalError, InterfaceError):  # the database is down: the report says so
+        user = None
     shown = report if getattr(user, "is_staff", False) else public_report(report)
-    return Response(shown, status=200 if report["status"] == "ok" else 503)
+    if report["status"] == "error":
+        retry = str(setting("DATABASE_RETRY_AFTER_SECONDS"))
+        return Response(shown, status=503, headers={"Retry-After": retry})
+    return Response(shown, status=200)
 
 
 # --- observations ------------------------------------------------------------------------------
@@ -288,19 +302,19 @@ def store_result(result) -> dict:
 
 def search_result(outcome) -> dict:
     """The body of GET /search (and of the MCP find tool)."""
-    memories = {
-        m.pk: m
-        for m in memories_with_entities(Memory.objects.filter(pk__in=[h.memory.pk for h in outcome.results]))
-    }
+    # The vectors stay in the database, and one serializer (its fields built once) serializes them all.
+    found = memories_with_entities(
+        Memory.objects.filter(pk__in=[h.memory.pk for h in outcome.results]).defer(
+            "embedding", "search_vector"
+        )
+    ).in_bulk()
+    memories = [found[hit.memory.pk] for hit in outcome.results]
+    serialized = s.MemorySerializer(memories, many=True).data
     return {
         "query": outcome.query,
         "results": [
-            {
-                "memory": s.MemorySerializer(memories[hit.memory.pk]).data,
-                "score": hit.score,
-                "explain": hit.explain,
-            }
-            for hit in outcome.results
+            {"memory": memory, "score": hit.score, "explain": hit.explain}
+            for memory, hit in zip(serialized, outcome.results, strict=True)
         ],
         "entities": [e.slug for e in outcome.entities],
         "detected_entities": [e.slug for e in outcome.detected_entities],
@@ -511,7 +525,9 @@ class ContextView(MarkdownResponseMixin, APIView):
         summary="Session-start context",
         operation_id="context",
         description="Critical memories, anti-patterns and the best matches for the task, within a token budget, "
-        "leaving out what the session was already shown. `format=markdown` (default) answers text/markdown.",
+        "leaving out what the session was already shown since its history was last reset. `fresh=true` "
+        "says it just was (after a compaction or a clear, or a session continued in a new process): the whole "
+        "context comes again. `format=markdown` (default) answers text/markdown.",
     )
     def get(self, request: Request) -> Response:
         serializer = s.ContextInSerializer(data=request.query_params)
@@ -522,6 +538,7 @@ class ContextView(MarkdownResponseMixin, APIView):
             project=params.get("project"),
             query=params.get("q"),
             budget_tokens=params.get("budget_tokens"),
+            fresh=params.get("fresh", False),
         )
         if params["format"] == "markdown":
             return self.markdown_response(result.markdown)

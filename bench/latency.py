@@ -1,21 +1,40 @@
-"""Latency and scale: ``python -m bench.latency --memories 10000 [--queries 500]``.
+"""Latency and scale: ``python -m bench.latency --memories 10000 [--queries 500] [--profile]``.
 
-In a throwaway database on the configured server: stores N synthetic memories (batched, through
-the real store service), measures store throughput single and batched, then search latency
-p50/p95 at the service level (query embedding included) and over HTTP when the API is mounted,
-and the vector step alone with the HNSW index versus an exact scan. Prints a table, then one
-line of JSON.
+In a throwaway database on the configured server (or a kept one, ``--database NAME``): loads N
+synthetic memories, measures store throughput single and batched through the real store service,
+then search latency p50/p95/p99 at the service level (query embedding included), with an entity
+filter that keeps ~1% of the rows and one that keeps ~14%, over HTTP (Django's full request
+stack, in process), and the vector step alone with the HNSW index versus an exact scan. Filtered
+vector search is checked against an exact scan (recall of the candidates the search uses). Prints
+a table, then one line of JSON.
+
+Loading: the first N − 1,200 memories are written in bulk (``bulk_create`` of what the store
+service would write: the memory, its hash and scope, its entity mentions; no audit events), the
+HNSW index rebuilt once after a large load; the last 1,200 go through the real store service and
+are the timed store figures. ``--vectors real`` embeds every memory with the model (cached on disk
+under ``MEMORYLANE_HOME/bench-cache``, so a second run does not embed again); ``--vectors
+synthetic`` embeds only the first 8,800 (cached likewise) and gives every later memory the vector of
+a random one of those plus Gaussian noise, calibrated so that it lies as close to that parent as a
+real memory lies to its nearest real neighbour: an HNSW graph of the same shape, without a model call
+per memory (for 100,000 or a million memories on two cores). The text stays real, so lexical
+matching is unchanged; only which vector goes with which text is synthetic. ``--profile`` adds where the time goes: database time per statement kind
+(an execute wrapper), Python time per function (cProfile), and the query embedding alone.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import cProfile
 import json
 import os
+import pstats
 import random
 import statistics
 import sys
 import time
+import uuid
+from pathlib import Path
 
 from bench.scratch import scratch_database
 
@@ -38,6 +57,7 @@ FEATURES = [
     "onboarding",
     "exports",
 ]
+OWNERS = 100  # person:owner-00 … owner-99: an entity filter that keeps ~1% of the memories
 SUBJECTS = [
     "the ledger lock",
     "webhook retries",
@@ -120,10 +140,12 @@ TYPES = [
 CATEGORIES = ["convention", "gotcha", "debugging", "architecture", "workflow"]
 
 
-def synthetic_memories(count: int, seed: int = 7) -> list[dict]:
+def synthetic_memories(count: int, seed: int = 7, start: int = 0) -> list[dict]:
+    """``count`` memories of ~46 tokens: a template sentence with a unique ticket and error code,
+    about one project (of 7), one feature (of 8) and one owner (of 100)."""
     rng = random.Random(seed)
     items = []
-    for i in range(count):
+    for i in range(start, start + count):
         subject, verb, obj, reason = (
             rng.choice(SUBJECTS),
             rng.choice(VERBS),
@@ -138,7 +160,11 @@ def synthetic_memories(count: int, seed: int = 7) -> list[dict]:
                 "memory_type": rng.choice(TYPES),
                 "category": rng.choice(CATEGORIES),
                 "priority": rng.choices(["critical", "moderate", "ephemeral"], [1, 6, 2])[0],
-                "entities": [f"project:{rng.choice(PROJECTS)}", f"feature:{rng.choice(FEATURES)}"],
+                "entities": [
+                    f"project:{rng.choice(PROJECTS)}",
+                    f"feature:{rng.choice(FEATURES)}",
+                    f"person:owner-{rng.randrange(OWNERS):02d}",
+                ],
                 "source": "import",
             }
         )
@@ -163,9 +189,140 @@ def summary(ms: list[float]) -> dict:
     return {
         "p50_ms": round(percentile(ms, 50), 2),
         "p95_ms": round(percentile(ms, 95), 2),
+        "p99_ms": round(percentile(ms, 99), 2),
         "mean_ms": round(statistics.fmean(ms), 2),
         "n": len(ms),
     }
+
+
+# --- loading ---------------------------------------------------------------------------------------
+
+
+def cache_dir() -> Path:
+    from django.conf import settings
+
+    path = Path(settings.MEMORYLANE_HOME) / "bench-cache"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def real_vectors(items: list[dict], seed: int):
+    """The model's embedding of every item, cached on disk by (seed, count)."""
+    import numpy as np
+
+    from memory import embeddings
+
+    path = cache_dir() / f"latency-real-{seed}-{len(items)}.npy"
+    if path.exists():
+        return np.load(path)
+    vectors = np.zeros((len(items), 384), dtype=np.float32)
+    step = 2000
+    for start in range(0, len(items), step):
+        vectors[start : start + step] = embeddings.encode([i["content"] for i in items[start : start + step]])
+        print(f"  embedded {min(start + step, len(items))} / {len(items)}", file=sys.stderr)
+    np.save(path, vectors)
+    return vectors
+
+
+def synthetic_vectors(items: list[dict], seed: int, parents: int = 8800) -> tuple:
+    """Real embeddings for the first ``parents`` items (the model's, cached); every later item gets
+    the embedding of a random one of those plus Gaussian noise, calibrated so that it lies as close
+    to that parent as a real memory lies to its nearest real neighbour (see the module docstring)."""
+    import numpy as np
+
+    real = real_vectors(items[:parents], seed)
+    rng = np.random.default_rng(seed)
+    sample = real[rng.choice(len(real), size=min(1000, len(real)), replace=False)]
+    similarity = sample @ real.T
+    similarity[similarity > 0.9999] = -1.0  # not itself
+    target = float(np.mean(similarity.max(axis=1)))
+    sigma = 0.0
+    for sigma in np.linspace(0.001, 0.1, 200):
+        trial = sample + rng.normal(0, sigma, sample.shape)
+        trial /= np.linalg.norm(trial, axis=1, keepdims=True)
+        if float(np.mean(np.sum(trial * sample, axis=1))) <= target:
+            break
+    vectors = np.empty((len(items), 384), dtype=np.float32)
+    vectors[: len(real)] = real
+    step = 50000
+    for start in range(len(real), len(items), step):
+        count = min(step, len(items) - start)
+        noisy = real[rng.integers(0, len(real), count)] + rng.normal(0, sigma, (count, 384))
+        noisy /= np.linalg.norm(noisy, axis=1, keepdims=True)
+        vectors[start : start + count] = noisy
+    return vectors, {
+        "real_parents": len(real),
+        "nearest_neighbour_cosine": round(target, 4),
+        "noise_sigma": round(float(sigma), 5),
+    }
+
+
+def bulk_load(items: list[dict], vectors, *, rebuild_index: bool) -> dict:
+    """Write what the store service would write for ``items`` (memories and entity mentions), fast."""
+    from django.db import connection, transaction
+    from django.utils import timezone
+
+    from memory.models import EntityMention, Memory
+    from memory.services import entities as entity_service
+    from memory.services.upsert import content_hash, scope_key, scope_of
+
+    slugs = sorted({slug for item in items for slug in item["entities"]})
+    by_slug = entity_service.entities_for_slugs(slugs, create=True)
+    timings: dict = {}
+    if rebuild_index:
+        with connection.cursor() as cursor:
+            cursor.execute("DROP INDEX IF EXISTS memory_embedding_hnsw")
+    started = time.perf_counter()
+    now = timezone.now()
+    step = 2000
+    for start in range(0, len(items), step):
+        chunk = items[start : start + step]
+        memories = [
+            Memory(
+                id=uuid.uuid4(),
+                content=item["content"],
+                content_hash=content_hash(item["content"]),
+                scope_key=scope_key(scope_of(item["entities"])),
+                memory_type=item["memory_type"],
+                category=item["category"],
+                priority=item["priority"],
+                embedding=vectors[start + k],
+                source=item["source"],
+                valid_from=now,
+                last_validated_at=now,
+                created_at=now,
+            )
+            for k, item in enumerate(chunk)
+        ]
+        with transaction.atomic():
+            Memory.objects.bulk_create(memories)
+            EntityMention.objects.bulk_create(
+                [
+                    EntityMention(memory=memory, entity=by_slug[slug], raw=slug, resolved=True)
+                    for memory, item in zip(memories, chunk, strict=True)
+                    for slug in item["entities"]
+                ]
+            )
+        if (start // step) % 25 == 0:
+            print(f"  loaded {start + len(chunk)} / {len(items)}", file=sys.stderr)
+    timings["bulk_insert_seconds"] = round(time.perf_counter() - started, 1)
+    if rebuild_index:
+        started = time.perf_counter()
+        with connection.cursor() as cursor:
+            cursor.execute("SET maintenance_work_mem = '2GB'")
+            cursor.execute("SET max_parallel_maintenance_workers = 1")
+            cursor.execute(
+                "CREATE INDEX memory_embedding_hnsw ON memory_memory USING hnsw (embedding vector_cosine_ops) "
+                "WITH (m = 16, ef_construction = 64)"
+            )
+        timings["hnsw_build_seconds"] = round(time.perf_counter() - started, 1)
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE memory_memory")
+        cursor.execute("ANALYZE memory_entitymention")
+    return timings
+
+
+# --- measuring -------------------------------------------------------------------------------------
 
 
 def measure_search(queries: list[str], **kwargs) -> list[float]:
@@ -197,21 +354,52 @@ def measure_vector_step(queries: list[str], *, exact: bool) -> list[float]:
     return timings
 
 
-def measure_http(queries: list[str]) -> dict | None:
-    """Search over HTTP through Django's full request stack, when the search endpoint exists."""
+def filtered_recall(queries: list[str], entity: str, n: int = 50) -> dict:
+    """Recall of the vector candidates a filtered search uses, against an exact scan of the same
+    filter: how many of the exact top ``n`` the search's plan finds."""
+    from django.db import transaction
+
+    from memory import embeddings
+    from memory.models import Entity, Memory
+    from memory.services import search
+
+    entity_id = Entity.objects.filter(slug=entity).values_list("pk", flat=True).first()
+    vectors = embeddings.encode(queries)
+    recalls, plans = [], {}
+    for vector in vectors:
+        base = Memory.objects.servable().mentioning([entity_id])
+        with transaction.atomic():
+            exact = list(base.nearest(vector, n, exact=True).values_list("pk", flat=True))
+        with transaction.atomic():
+            if hasattr(search, "vector_candidates"):
+                planned, plan = search.vector_candidates(base, vector, n, filtered=True)
+            else:  # the search before issue 18: an exact scan whenever a filter applies
+                planned, plan = (
+                    list(base.nearest(vector, n, exact=True).values_list("pk", flat=True)),
+                    "exact",
+                )
+        plans[plan] = plans.get(plan, 0) + 1
+        recalls.append(len(set(exact) & set(planned)) / max(1, len(exact)))
+    return {"recall": round(statistics.fmean(recalls), 4), "min": round(min(recalls), 4), "plans": plans}
+
+
+def http_client():
     from django.contrib.auth import get_user_model
     from django.test import Client
-    from django.urls import NoReverseMatch, reverse
 
-    try:
-        url = reverse("api-search")
-    except NoReverseMatch:
-        return None
     from memory.services.tokens import token_create
 
-    user = get_user_model().objects.create_user(username=f"bench-{os.getpid()}")
-    _, key = token_create(user=user, scopes=["read"])
-    client = Client(HTTP_AUTHORIZATION=f"Bearer {key}")
+    user, _ = get_user_model().objects.get_or_create(username=f"bench-{os.getpid()}")
+    _, key = token_create(user=user, scopes=["read", "write"])
+    return Client(HTTP_AUTHORIZATION=f"Bearer {key}")
+
+
+def measure_http(queries: list[str], client=None) -> list[float]:
+    """Search over HTTP through Django's full request stack (in process: no socket)."""
+    from django.urls import reverse
+
+    url = reverse("api-search")
+    client = client or http_client()
     timings = []
     for text in queries:
         started = time.perf_counter()
@@ -219,7 +407,213 @@ def measure_http(queries: list[str]) -> dict | None:
         timings.append(1000 * (time.perf_counter() - started))
         if response.status_code != 200:
             raise SystemExit(f"search over HTTP answered {response.status_code}: {response.content[:300]!r}")
-    return summary(timings)
+    return timings
+
+
+# --- profiling -------------------------------------------------------------------------------------
+
+
+def sql_kind(sql: str) -> str:
+    """What a statement is for (substring tests: a regex over an 8 KB vector literal is itself slow)."""
+    head = sql[:200].lstrip().upper()
+    if head.startswith(("SAVEPOINT", "RELEASE", "ROLLBACK", "SET ", "SELECT SET_CONFIG")):
+        return "transaction / settings"
+    if head.startswith("EXPLAIN"):
+        return "vector: plan estimate"
+    if "pg_stats" in sql or "pg_class" in sql or "SELECT t.lexeme" in sql:
+        return "lexical: corpus statistics"
+    if "to_tsvector" in sql or "ts_filter" in sql:
+        return "lexical: BM25 candidates"
+    if "<=>" in sql:
+        return "vector: nearest" if " LIMIT " in sql else "candidates: fetch rows + similarity"
+    if head.startswith('UPDATE "MEMORY_MEMORY"') or "memory_recall" in sql:
+        return "record retrieval"
+    if "memory_apitoken" in sql:
+        return "auth: token lookup / last used"
+    if 'FROM "memory_entity"' in sql:
+        return "entities: detect / resolve"
+    if "memory_entitymention" in sql and "memory_memory" not in sql[:300]:
+        return "serialize or entity match: mentions"
+    if "memory_memory" in sql:
+        return "serialize: memories"
+    return "other"
+
+
+class SqlTimer:
+    """A Django execute wrapper: database time per statement kind."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self.count: dict[str, int] = {}
+
+    def __call__(self, execute, sql, params, many, context):
+        started = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            elapsed = time.perf_counter() - started
+            kind = sql_kind(sql)
+            self.seconds[kind] = self.seconds.get(kind, 0.0) + elapsed
+            self.count[kind] = self.count.get(kind, 0) + 1
+
+
+PYTHON_FUNCTIONS = [
+    ("memory_search (all of it)", "search.py", "memory_search"),
+    ("  validate + redact the query", "redaction.py", "redact"),
+    ("  resolve explicit entities", "entities.py", "resolve_references"),
+    ("  gather_candidates", "search.py", "gather_candidates"),
+    ("    lexical_candidates", "search.py", "lexical_candidates"),
+    ("    wait for the query embedding", "_base.py", "result"),
+    ("    vector_candidates", "search.py", "vector_candidates"),
+    ("    detect entities in the query", "entities.py", "detect_in_text"),
+    ("  score_candidate (all candidates)", "search.py", "score_candidate"),
+    ("  record_retrieval", "search.py", "record_retrieval"),
+    ("HTTP: Django handler (all of it)", "base.py", "get_response"),
+    ("  token authentication", "tokens.py", "token_authenticate"),
+    ("  throttle", "throttling.py", "allow_request"),
+    ("  search_result (serialize)", "views.py", "search_result"),
+    ("  JSON render", "renderers.py", "render"),
+]
+
+
+def profile(label: str, run, count: int, top: int = 12) -> dict:
+    """Run ``run()`` under cProfile and the SQL timer; print and return ms per query by part."""
+    from django.db import connection
+
+    timer = SqlTimer()
+    profiler = cProfile.Profile()
+    with connection.execute_wrapper(timer):
+        profiler.enable()
+        run()
+        profiler.disable()
+    stats = pstats.Stats(profiler)
+    by_part: dict = {"python": {}, "sql": {}}
+    for name, filename, function in PYTHON_FUNCTIONS:
+        total = sum(
+            value[3]
+            for (path, _, func), value in stats.stats.items()
+            if func == function and path.endswith(filename)
+        )
+        if total:
+            by_part["python"][name] = round(1000 * total / count, 2)
+    for kind, seconds in sorted(timer.seconds.items(), key=lambda kv: -kv[1]):
+        by_part["sql"][kind] = {
+            "ms_per_query": round(1000 * seconds / count, 2),
+            "statements_per_query": round(timer.count[kind] / count, 2),
+        }
+    print(f"\n{label}: milliseconds per query ({count} queries)", file=sys.stderr)
+    for name, ms in by_part["python"].items():
+        print(f"  {name:<44} {ms:>8.2f}", file=sys.stderr)
+    print("  database time by statement kind (included above):", file=sys.stderr)
+    for kind, row in by_part["sql"].items():
+        print(
+            f"    {kind:<42} {row['ms_per_query']:>8.2f}  ({row['statements_per_query']} statements)",
+            file=sys.stderr,
+        )
+    print(f"  top {top} functions by own time:", file=sys.stderr)
+    rows = sorted(stats.stats.items(), key=lambda kv: -kv[1][2])[:top]
+    by_part["top_own_time"] = []
+    for (path, line, func), value in rows:
+        where = f"{Path(path).name}:{line}:{func}"
+        print(f"    {where:<60} {1000 * value[2] / count:>8.2f}", file=sys.stderr)
+        by_part["top_own_time"].append([where, round(1000 * value[2] / count, 2)])
+    return by_part
+
+
+# --- main ------------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def kept_database(name: str):
+    """Point Django at database ``name`` on the configured server, created and migrated when missing,
+    never dropped."""
+    from django.conf import settings
+    from django.core.management import call_command
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
+        exists = cursor.fetchone() is not None
+        if not exists:
+            cursor.execute(f'CREATE DATABASE "{name}"')
+    connection.close()
+    settings.DATABASES["default"]["NAME"] = name
+    connection.settings_dict["NAME"] = name
+    if not exists:
+        call_command("migrate", interactive=False, verbosity=0)
+    yield
+
+
+def load(args) -> dict:
+    from django.db import connection
+
+    from memory.models import Memory
+
+    target = args.memories - args.store_batched - args.store_single
+    have = Memory.objects.count()
+    info: dict = {"already_loaded": have}
+    if have >= target:
+        return info
+    items = synthetic_memories(target, seed=args.seed)
+    bulk = items[have:target]
+    print(f"Loading {len(bulk)} memories ({args.vectors} vectors)…", file=sys.stderr)
+    if args.vectors == "real":
+        vectors = real_vectors(items[:target], args.seed)[have:target]
+    else:
+        vectors, info["synthetic"] = synthetic_vectors(items, args.seed)
+        vectors = vectors[have:target]
+    info.update(bulk_load(bulk, vectors, rebuild_index=len(bulk) >= 50000))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_total_relation_size('memory_memory'), pg_relation_size('memory_embedding_hnsw')"
+        )
+        total, hnsw = cursor.fetchone()
+    info["table_bytes_with_indexes"], info["hnsw_bytes"] = total, hnsw
+    return info
+
+
+def measure_stores(args, results: dict) -> None:
+    from memory.services.store import memory_store, memory_store_batch
+
+    # Fresh text each run (a kept database must not answer NOOP), removed afterwards.
+    run = uuid.uuid4().hex[:6]
+    items = synthetic_memories(
+        args.store_batched + args.store_single, seed=args.seed + 1, start=args.memories * 10
+    )
+    for item in items:
+        item["content"] = item["content"].replace("(ticket", f"(run {run}, ticket")
+    batched, single = items[: args.store_batched], items[args.store_batched :]
+    started = time.perf_counter()
+    stored = []
+    for start in range(0, len(batched), args.batch_size):
+        stored += memory_store_batch(batched[start : start + args.batch_size])
+    seconds = time.perf_counter() - started
+    results["store_batched"] = {
+        "memories": len(batched),
+        "seconds": round(seconds, 2),
+        "per_second": round(len(batched) / seconds, 1),
+    }
+    started = time.perf_counter()
+    for item in single:
+        stored.append(memory_store(**item))
+    seconds = time.perf_counter() - started
+    results["store_single"] = {
+        "memories": len(single),
+        "seconds": round(seconds, 2),
+        "per_second": round(len(single) / seconds, 1),
+    }
+    results["_stored_ids"] = [r.memory.pk for r in stored]
+
+
+def remove_stored(ids: list) -> None:
+    """Take the timed stores out of a kept database again, and undo what they superseded."""
+    from memory.models import EntityMention, FactChange, Memory, MemoryEvent
+
+    Memory.objects.filter(superseded_by__in=ids).update(superseded_by=None, valid_until=None)
+    FactChange.objects.filter(new_id__in=ids).delete()
+    MemoryEvent.objects.filter(memory_id__in=ids).delete()
+    EntityMention.objects.filter(memory_id__in=ids).delete()
+    Memory.objects.filter(pk__in=ids).delete()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -227,83 +621,125 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memories", type=int, default=10000)
     parser.add_argument("--queries", type=int, default=500)
     parser.add_argument("--batch-size", type=int, default=100)
+    parser.add_argument("--store-batched", type=int, default=1000, help="memories stored in timed batches")
+    parser.add_argument("--store-single", type=int, default=200, help="memories stored one at a time, timed")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--vectors", choices=["real", "synthetic"], default="real")
+    parser.add_argument("--database", help="keep the data in this database (created when missing)")
+    parser.add_argument("--profile", action="store_true", help="also print where the time goes")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="KEY=JSON", help="override a MEMORY_LANE setting"
+    )
     args = parser.parse_args(argv)
-    if args.memories < 100 or args.queries < 10:
-        parser.error("use at least 100 memories and 10 queries")
+    if args.memories < args.store_batched + args.store_single + 100 or args.queries < 10:
+        parser.error("use at least 100 memories more than the timed stores, and 10 queries")
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memorylane.settings")
     import django
 
     django.setup()
+    from django.conf import settings
     from django.db import connection
 
     from memory import embeddings
-    from memory.services.store import memory_store, memory_store_batch
 
-    results: dict = {"memories": args.memories, "queries": args.queries}
-    with scratch_database("memorylane_latency"):
+    for item in args.set:
+        key, _, raw = item.partition("=")
+        settings.MEMORY_LANE[key] = json.loads(raw)
+
+    results: dict = {"memories": args.memories, "queries": args.queries, "vectors": args.vectors}
+    database = kept_database(args.database) if args.database else scratch_database("memorylane_latency")
+    with database:
         embeddings.get_model()  # load once, outside every timing
-        items = synthetic_memories(args.memories + 1200)
-        bulk, batched, single = (
-            items[: args.memories - 1000],
-            items[args.memories - 1000 : args.memories],
-            items[args.memories :],
+        results["load"] = load(args)
+        stored: list = []
+        try:
+            if args.store_batched + args.store_single:
+                measure_stores(args, results)
+                stored = results.pop("_stored_ids")
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE memory_memory")
+                cursor.execute("ANALYZE memory_entitymention")
+                cursor.execute("SELECT count(*) FROM memory_memory")
+                results["memories"] = cursor.fetchone()[0]
+            measure(args, results)
+        finally:
+            if stored and args.database:
+                remove_stored(stored)
+
+    print_table(results)
+    print(json.dumps(results))
+    return 0
+
+
+def measure(args, results: dict) -> None:
+    from memory import embeddings
+
+    queries = synthetic_queries(args.queries)
+    one_percent = ["person:owner-42"]
+    project = ["project:billing-api"]
+    measure_search(queries[:20])  # warm caches
+    measure_search(queries[:5], entities=one_percent)
+    results["search_service"] = summary(measure_search(queries))
+    results["search_service_entity_1pct"] = summary(measure_search(queries[:200], entities=one_percent))
+    results["search_service_entity_project"] = summary(measure_search(queries[:200], entities=project))
+    detected = [q.replace("?", " in the billing-api project?") for q in queries[:100]]
+    results["search_service_detected_entity"] = summary(measure_search(detected))
+    client = http_client()
+    measure_http(queries[:10], client)
+    results["search_http"] = summary(measure_http(queries[:300], client))
+    results["vector_hnsw"] = summary(measure_vector_step(queries[:200], exact=False))
+    results["vector_exact"] = summary(measure_vector_step(queries[:100], exact=True))
+    started = time.perf_counter()
+    embeddings.encode(queries[:200])
+    results["embed_query_batch_ms_each"] = round(1000 * (time.perf_counter() - started) / 200, 2)
+    timings = []
+    for text in queries[:200]:
+        started = time.perf_counter()
+        embeddings.encode_one(text)
+        timings.append(1000 * (time.perf_counter() - started))
+    results["embed_query"] = summary(timings)
+    results["recall_entity_1pct"] = filtered_recall(queries[:100], one_percent[0])
+    results["recall_entity_project"] = filtered_recall(queries[:100], project[0])
+    if args.profile:
+        sample = queries[:150]
+        results["profile_service"] = profile(
+            "search, service level", lambda: measure_search(sample), len(sample)
+        )
+        results["profile_service_entity_1pct"] = profile(
+            "search with the 1% entity filter",
+            lambda: measure_search(sample, entities=one_percent),
+            len(sample),
+        )
+        results["profile_http"] = profile(
+            "search over HTTP (in process)", lambda: measure_http(sample, client), len(sample)
         )
 
-        print(f"Loading {len(bulk)} memories…", file=sys.stderr)
-        for start in range(0, len(bulk), args.batch_size):
-            memory_store_batch(bulk[start : start + args.batch_size], dedupe=False)
 
-        started = time.perf_counter()
-        for start in range(0, len(batched), args.batch_size):
-            memory_store_batch(batched[start : start + args.batch_size])
-        batch_seconds = time.perf_counter() - started
-        results["store_batched"] = {
-            "memories": len(batched),
-            "seconds": round(batch_seconds, 2),
-            "per_second": round(len(batched) / batch_seconds, 1),
-        }
-
-        started = time.perf_counter()
-        for item in single[:200]:
-            memory_store(**item)
-        single_seconds = time.perf_counter() - started
-        results["store_single"] = {
-            "memories": 200,
-            "seconds": round(single_seconds, 2),
-            "per_second": round(200 / single_seconds, 1),
-        }
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE memory_memory")
-
-        queries = synthetic_queries(args.queries)
-        measure_search(queries[:20])  # warm caches
-        results["search_service"] = summary(measure_search(queries))
-        results["search_service_entity_filtered"] = summary(
-            measure_search(queries[:100], entities=["project:billing-api"])
-        )
-        results["vector_hnsw"] = summary(measure_vector_step(queries[:200], exact=False))
-        results["vector_exact"] = summary(measure_vector_step(queries[:200], exact=True))
-        results["search_http"] = measure_http(queries[:200])
-
-    print(f"{'measure':<34} {'p50 ms':>9} {'p95 ms':>9} {'n':>6}")
+def print_table(results: dict) -> None:
+    print(f"{'measure':<34} {'p50 ms':>9} {'p95 ms':>9} {'p99 ms':>9} {'n':>6}")
     for name in (
         "search_service",
-        "search_service_entity_filtered",
+        "search_service_entity_1pct",
+        "search_service_entity_project",
+        "search_service_detected_entity",
         "search_http",
         "vector_hnsw",
         "vector_exact",
+        "embed_query",
     ):
         row = results.get(name)
         if row:
-            print(f"{name:<34} {row['p50_ms']:>9.2f} {row['p95_ms']:>9.2f} {row['n']:>6}")
-        else:
-            print(f"{name:<34} {'n/a (no search endpoint yet)':>26}")
-    for name in ("store_batched", "store_single"):
+            print(
+                f"{name:<34} {row['p50_ms']:>9.2f} {row['p95_ms']:>9.2f} {row['p99_ms']:>9.2f} {row['n']:>6}"
+            )
+    for name in ("recall_entity_1pct", "recall_entity_project"):
         row = results[name]
-        print(f"{name:<34} {row['memories']} memories in {row['seconds']} s ({row['per_second']}/s)")
-    print(json.dumps(results))
-    return 0
+        print(f"{name:<34} {row['recall']:.4f} (min {row['min']}, plans {row['plans']})")
+    for name in ("store_batched", "store_single"):
+        if row := results.get(name):
+            print(f"{name:<34} {row['memories']} memories in {row['seconds']} s ({row['per_second']}/s)")
+    print(f"{'memories':<34} {results['memories']} ({results['vectors']} vectors; load {results['load']})")
 
 
 if __name__ == "__main__":

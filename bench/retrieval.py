@@ -9,6 +9,7 @@ prints recall@k, MRR and nDCG@10 per mode (and per query kind), then one line of
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import os
@@ -147,6 +148,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("dataset", type=Path)
     parser.add_argument("--k", type=int, nargs="+", default=[5, 10])
     parser.add_argument("--modes", default=",".join(ALL_MODES))
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="KEY=JSON", help="override a MEMORY_LANE setting"
+    )
+    parser.add_argument(
+        "--sweep",
+        action="append",
+        default=[],
+        metavar="KEY=JSON;JSON…",
+        help="evaluate every combination of these settings on one load of the data set (a table per line)",
+    )
     args = parser.parse_args(argv)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     if unknown := set(modes) - set(ALL_MODES):
@@ -160,6 +171,13 @@ def main(argv: list[str] | None = None) -> int:
 
     django.setup()
 
+    from django.conf import settings
+
+    for item in args.set:
+        key, value = parse_setting(parser, item)
+        settings.MEMORY_LANE[key] = value[0]
+    sweep = [parse_setting(parser, item) for item in args.sweep]
+
     with scratch_database("memorylane_bench"):
         started = time.perf_counter()
         mapping = store_memories(memories)
@@ -169,10 +187,40 @@ def main(argv: list[str] | None = None) -> int:
             f"in {', '.join(modes)}",
             file=sys.stderr,
         )
+        if sweep:
+            for combination in itertools.product(*(values for _, values in sweep)):
+                for (key, _), value in zip(sweep, combination, strict=True):
+                    settings.MEMORY_LANE[key] = value
+                report = evaluate(queries, mapping, modes, args.k)
+                label = ", ".join(
+                    f"{key}={json.dumps(value)}" for (key, _), value in zip(sweep, combination, strict=True)
+                )
+                print(f"\n{label}")
+                print_table(report, args.k)
+                print(
+                    json.dumps(
+                        {
+                            "settings": dict(zip([k for k, _ in sweep], combination, strict=True)),
+                            "modes": report,
+                        }
+                    )
+                )
+            return 0
         report = evaluate(queries, mapping, modes, args.k)
     print_table(report, args.k)
     print(json.dumps({"memories": len(memories), "queries": len(queries), "modes": report}))
     return 0
+
+
+def parse_setting(parser, item: str) -> tuple[str, list]:
+    """``KEY=JSON`` or ``KEY=JSON;JSON…`` → (key, values)."""
+    key, _, raw = item.partition("=")
+    if not key or not raw:
+        parser.error(f"expected KEY=JSON, got {item!r}")
+    try:
+        return key, [json.loads(part) for part in raw.split(";")]
+    except json.JSONDecodeError as exc:
+        parser.error(f"{item!r}: {exc}")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ Importing this module imports neither torch nor sentence-transformers; the first
 from __future__ import annotations
 
 import os
+import queue
 import threading
+from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -83,6 +85,53 @@ def encode(texts: list[str]) -> np.ndarray:
 
 def encode_one(text: str) -> np.ndarray:
     return encode([text])[0]
+
+
+class QueryBatcher:
+    """Embeds the texts that concurrent requests submit, together: while one batch is in the model,
+    the texts that arrive wait and go in as the next batch (at most EMBEDDING_BATCH_SIZE). One text
+    alone is encoded at once; twenty at once cost far less than twenty one after the other. One
+    thread per process, started on first use."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[tuple[str, Future]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, text: str) -> Future:
+        future: Future = Future()
+        self._queue.put((text, future))
+        if self._thread is None or not self._thread.is_alive():
+            with self._lock:
+                if self._thread is None or not self._thread.is_alive():
+                    self._thread = threading.Thread(target=self._run, name="query-embedder", daemon=True)
+                    self._thread.start()
+        return future
+
+    def _run(self) -> None:
+        while True:
+            batch = [self._queue.get()]
+            while len(batch) < setting("EMBEDDING_BATCH_SIZE"):
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            try:
+                vectors = encode([text for text, _ in batch])
+            except Exception as exc:  # noqa: BLE001 - every waiting caller gets the failure
+                for _, future in batch:
+                    future.set_exception(exc)
+            else:
+                for (_, future), vector in zip(batch, vectors, strict=True):
+                    future.set_result(vector)
+
+
+_queries = QueryBatcher()
+
+
+def submit_query(text: str) -> Future:
+    """Embed ``text`` on the query embedder (batched with concurrent callers); a Future of its vector."""
+    return _queries.submit(text)
 
 
 def check() -> str:

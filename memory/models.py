@@ -113,7 +113,10 @@ class MemoryQuerySet(models.QuerySet):
         return self.filter(scope).distinct()
 
     def mentioning(self, entity_ids) -> MemoryQuerySet:
-        return self.filter(mentions__entity_id__in=list(entity_ids)).distinct()
+        """Memories that mention any of the entities. A semi-join on the mentions' entity index, not a
+        join: no DISTINCT over whole rows, and the vector ordering can still use its index."""
+        mentions = EntityMention.objects.filter(entity_id__in=list(entity_ids)).values("memory_id")
+        return self.filter(pk__in=mentions)
 
     def nearest(self, vector, k: int, *, exact: bool = False) -> MemoryQuerySet:
         """The k nearest by cosine distance. The HNSW index serves this ordering and filters what
@@ -418,7 +421,29 @@ class Session(models.Model):
         null=True, blank=True, help_text="When a worker last claimed the extraction (its lease starts)."
     )
     extraction_claimed_by = models.CharField(max_length=300, blank=True, help_text="host:pid of the claimer.")
+    extraction_lease_until = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Running: the claim holds until then unless its worker renews it (a lapsed lease is taken "
+        "over by any worker); pending: when its queued task is due (the sweep queues it again after that).",
+    )
     extraction_report = models.JSONField(default=dict, blank=True)
+    extracted_through_seq = models.IntegerField(
+        null=True,
+        blank=True,
+        help_text="The last message an extraction covered; a resumed session extracts what follows.",
+    )
+    ended_through_seq = models.IntegerField(
+        null=True,
+        blank=True,
+        help_text="The last message when the session last ended: a later end with more is a resume.",
+    )
+    context_reset_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the agent's history was last reset (a compaction, a clear, a new process): what "
+        "the session was shown before no longer counts as shown.",
+    )
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)

@@ -39,13 +39,26 @@ def extract_session_task(self, session_id: str) -> dict:
     try:
         report = extraction.extraction_run(session_id)
     except TRANSIENT as exc:
-        logger.warning("extraction of %s failed (attempt %s): %s", session_id, self.request.retries + 1, exc)
+        outage = extraction.is_outage(exc)
+        delay = (
+            setting("EXTRACTION_OUTAGE_RETRY_SECONDS")
+            if outage
+            else extraction.retry_delay(self.request.retries)
+        )
+        logger.warning(
+            "extraction of %s failed (%s; retry in %.0f s): %s",
+            session_id,
+            "database unreachable" if outage else f"attempt {self.request.retries + 1}",
+            delay,
+            exc,
+        )
         try:
-            again = extraction.extraction_release(session_id, exc)
-        except TRANSIENT:  # the database is still away: let the retry (or the sweep) find out
-            again = self.request.retries + 1 < setting("EXTRACTION_MAX_ATTEMPTS")
+            again = extraction.extraction_release(session_id, exc, due_in=delay)
+        except TRANSIENT:
+            # The database is still away: the claim stays ours, and the retry resumes it (no attempt spent).
+            again, delay = True, setting("EXTRACTION_OUTAGE_RETRY_SECONDS")
         if again:
-            raise self.retry(exc=exc, countdown=extraction.retry_delay(self.request.retries)) from exc
+            raise self.retry(exc=exc, countdown=delay) from exc
         return {"session_id": session_id, "status": "failed", "error": str(exc)}
     except DatabaseError as exc:  # a constraint or data error: another attempt would meet it again
         logger.exception("extraction of %s failed", session_id)
@@ -55,6 +68,10 @@ def extract_session_task(self, session_id: str) -> dict:
         logger.exception("extraction of %s failed", session_id)
         extraction.extraction_fail(session_id, exc)
         raise
+    if report.status == "not claimed (running)" and self.request.retries > 0:
+        # A retry after an outage, while the claim of the interrupted attempt (another process's) has
+        # not lapsed yet: look again soon rather than wait for the sweep.
+        raise self.retry(countdown=setting("EXTRACTION_OUTAGE_RETRY_SECONDS"))
     logger.info("extraction of %s: %s", session_id, report)
     return asdict(report)
 

@@ -48,7 +48,96 @@ def _is_running(data_dir: Path) -> bool:
         info = PostmasterInfo.read_from_pgdata(data_dir)
     except (AssertionError, ValueError, OSError):
         return False  # a half-written pid file: the server is starting or crashed
-    return info is not None and info.is_running()
+    return info is not None and info.is_running() and process_alive(info.pid)
+
+
+def process_alive(pid: int | None) -> bool:
+    """Whether ``pid`` runs. A zombie does not: a postmaster killed with -9 stays one until it is
+    reaped, and ``kill(pid, 0)`` (which psutil and PostgreSQL itself use) still finds it."""
+    if not pid:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            state = handle.read().rsplit(")", 1)[1].split()[0]
+        return state not in {"Z", "X"}
+    except (OSError, IndexError):
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def postmaster_lines(data_dir: Path | None = None) -> list[str]:
+    """The lines of ``postmaster.pid`` (pid, data dir, start time, port, socket dir, …), or []."""
+    try:
+        return (data_dir or pgdata()).joinpath("postmaster.pid").read_text().splitlines()
+    except OSError:
+        return []
+
+
+def postmaster_alive(data_dir: Path | None = None) -> bool:
+    """Whether the cluster's postmaster (named in ``postmaster.pid``) is alive — what `make run` watches."""
+    lines = postmaster_lines(data_dir)
+    return bool(lines) and lines[0].strip().isdigit() and process_alive(int(lines[0]))
+
+
+def leftover_pids(data_dir: Path) -> list[int]:
+    """Live processes working in ``data_dir``: a dead postmaster's backends keep its shared memory,
+    and PostgreSQL will not start beside them."""
+    found = []
+    target = str(data_dir.resolve())
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.readlink(entry / "cwd") == target and process_alive(int(entry.name)):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def clear_after_crash(data_dir: Path | None = None, *, timeout: float = 10.0) -> list[int]:
+    """After the postmaster died: end its leftover processes, then remove the stale ``postmaster.pid``
+    and socket lock file, which PostgreSQL refuses to start over while the dead postmaster's pid is a
+    zombie. Returns the pids ended. Never call it while the postmaster is alive."""
+    import signal
+    import time
+
+    data_dir = data_dir or pgdata()
+    if postmaster_alive(data_dir):
+        raise RuntimeError("the database is running; nothing to clear")
+    lines = postmaster_lines(data_dir)
+    ended = leftover_pids(data_dir)
+    for pid in ended:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(process_alive(pid) for pid in ended):
+        time.sleep(0.05)
+    port = lines[3].strip() if len(lines) > 3 else "5432"
+    socket_dir = Path(lines[4].strip()) if len(lines) > 4 and lines[4].strip() else data_dir
+    for stale in (data_dir / "postmaster.pid", socket_dir / f".s.PGSQL.{port}.lock"):
+        with contextlib.suppress(FileNotFoundError):
+            stale.unlink()
+    return ended
+
+
+def restart_after_crash() -> None:
+    """Start the cluster again after its postmaster died, on the same socket (clients reconnect)."""
+    global _started_here
+    if postmaster_alive():
+        return  # another process (a `manage.py` command) started it in the meantime: use that one
+    clear_after_crash()
+    handle = server()
+    with handle._lock:
+        handle._postmaster_info = None
+        handle.ensure_postgres_running()
+    _started_here = True  # restarted by this process: it stops it
 
 
 def server():

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import socket
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlparse
 
@@ -42,9 +43,13 @@ def parse_database_url(url: str) -> dict:
     parsed = urlparse(url)
     if parsed.scheme not in {"postgres", "postgresql", "pgsql"}:
         raise ImproperlyConfigured(f"DATABASE_URL must be a postgresql:// URL, not {parsed.scheme!r}")
-    query = {key: values[-1] for key, values in parse_qs(parsed.query).items()}
+    query: dict = {key: values[-1] for key, values in parse_qs(parsed.query).items()}
     host = query.pop("host", None) or unquote(parsed.hostname or "")
     port = query.pop("port", None) or (str(parsed.port) if parsed.port else "")
+    # ASGI runs each request's view on a new thread, so a connection kept per thread (CONN_MAX_AGE)
+    # is never reused; a pool per process is (README "Capacity").
+    if pool_size := envint("DATABASE_POOL_SIZE", "0"):
+        query["pool"] = {"min_size": 1, "max_size": pool_size, "timeout": 30}
     return {
         "ENGINE": "django.db.backends.postgresql",
         "NAME": unquote(parsed.path.lstrip("/")) or "postgres",
@@ -53,12 +58,15 @@ def parse_database_url(url: str) -> dict:
         "HOST": host,
         "PORT": port,
         "OPTIONS": query,
-        "CONN_MAX_AGE": envint("DATABASE_CONN_MAX_AGE", "0"),
+        "CONN_MAX_AGE": 0 if pool_size else envint("DATABASE_CONN_MAX_AGE", "0"),
         "CONN_HEALTH_CHECKS": True,
     }
 
 
 MEMORYLANE_HOME = embedded.home()
+# The name this machine goes by in extraction claims and worker names ("host:pid", worker@host): two
+# runners on one machine (the scale-out drill) set different ones; default the machine's host name.
+MEMORYLANE_HOST = os.environ.get("MEMORYLANE_HOST", "").strip() or socket.gethostname()
 
 
 def _secret_key() -> str:
@@ -110,6 +118,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "api.middleware.BodySizeLimitMiddleware",
+    "memorylane.middleware.DatabaseUnavailableMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -497,10 +506,18 @@ MEMORY_LANE: dict = {
     "SEARCH_MAX_LIMIT": 50,
     "SEARCH_CANDIDATES_MIN": 50,
     "SEARCH_CANDIDATES_PER_RESULT": 5,
-    # Relevance = cosine similarity + LEXICAL_WEIGHT × (BM25 coverage of the query)^LEXICAL_COVERAGE_POWER.
-    # DESIGN.md fuses with reciprocal rank fusion (k = 60); on bench/data it lost to plain vector search
-    # (README, "Ranking"), so lexical evidence enters as a bonus scaled by how much of the query it covers.
-    "LEXICAL_WEIGHT": 0.1,
+    # Fusion of similarity and BM25 into the base relevance (memory/services/search.py, README "Ranking"):
+    # adaptive = α × min-max similarity + (1 − α) × BM25 / best BM25, α by what the question looks like.
+    # DESIGN.md's RRF (k = 60) and the older similarity + coverage bonus measured worse (README).
+    "FUSION_METHOD": "adaptive",  # adaptive | convex | absolute | rrf | bonus (README "Ranking")
+    "FUSION_ALPHA": 0.5,  # convex: the weight of the normalised similarity (the rest is normalised BM25)
+    "FUSION_ALPHA_MAX": 0.9,  # adaptive: the similarity weight when no memory matches the query's words
+    "FUSION_ALPHA_MIN": 0.35,  # adaptive: … when one matches all of them
+    "FUSION_COVERAGE_RANGE": [0.4, 0.7],  # adaptive: the best match's coverage between which alpha moves
+    "FUSION_MIN_SPREAD": 0.2,  # adaptive/convex: similarities are normalised over at least this range
+    "RRF_K": 60,  # rrf
+    "ENTITY_MATCH_BOOST": 1.2,  # a memory about an entity the question names, in the one ordering
+    "LEXICAL_WEIGHT": 0.1,  # bonus: similarity + LEXICAL_WEIGHT × coverage^LEXICAL_COVERAGE_POWER
     "LEXICAL_COVERAGE_POWER": 2,
     # Vector-only candidates below this similarity are dropped (lexical matches pass). DESIGN.md: 0.50 and
     # 0.40; MiniLM scores questions against statements lower, and those floors dropped relevant memories.
@@ -528,6 +545,19 @@ MEMORY_LANE: dict = {
     "BM25_K1": 1.2,
     "BM25_B": 0.75,
     "HNSW_EF_SEARCH": 100,
+    # Bounded work per query at scale (README "Capacity"). A query whose words are held by more memories than
+    # LEXICAL_SCAN_ROWS scores only those holding all of its words and those holding its rarest ones (up
+    # to this many each), with corpus-wide document frequencies; below it every match is scored.
+    "LEXICAL_SCAN_ROWS": 2000,
+    "LEXICAL_STATS_SECONDS": 300,  # corpus size, average length and lexeme counts are kept this long per process
+    "LEXICAL_STATS_EXACT_ROWS": 100_000,  # up to this many memories they are counted; above, estimated and sampled
+    "LEXICAL_DF_COUNT_MAX": 100_000,  # a lexeme's count stops here (pg_stats estimates the common ones)
+    # A filtered vector search scans the filter's rows exactly when the planner expects at most this many;
+    # above, HNSW with ef_search raised so that VECTOR_OVERFETCH × the candidates needed pass the filter.
+    "VECTOR_EXACT_MAX_ROWS": 10_000,
+    "VECTOR_OVERFETCH": 2.0,
+    "HNSW_EF_SEARCH_MAX": 1000,  # pgvector's own limit
+    "ENTITY_INDEX_SECONDS": 60,  # the name index of entity detection is rebuilt at least this often per process
     # §4.5 feedback and maturity
     "HELPFUL_MULTIPLIER": 1.1,
     "HARMFUL_MULTIPLIER": 0.5,
@@ -631,10 +661,30 @@ MEMORY_LANE: dict = {
     "EXTRACTION_MAX_ATTEMPTS": 4,
     "EXTRACTION_RETRY_BASE_SECONDS": 5,
     "EXTRACTION_RETRY_MAX_SECONDS": 300,
-    # A claim older than the lease is presumed dead (its worker was killed) and handed out again.
-    "EXTRACTION_LEASE_SECONDS": 600,
+    # A claim is a lease: the worker renews it every HEARTBEAT seconds while it works; a lease not renewed
+    # for LEASE seconds (its worker died or hung) is taken over by any worker on any host.
+    "EXTRACTION_LEASE_SECONDS": 30,
+    "EXTRACTION_HEARTBEAT_SECONDS": 10,
+    # A run still going after this long stops renewing its lease, so a hung extraction is taken over.
+    "EXTRACTION_MAX_RUN_SECONDS": 600,
+    # A failure because the database is unreachable spends no attempt and is retried this often.
+    "EXTRACTION_OUTAGE_RETRY_SECONDS": 10,
     "EXTRACTION_SWEEP_SECONDS": 60,  # how often beat looks for lost or expired extractions
-    "EXTRACTION_LOST_AFTER_SECONDS": 120,  # an ended session still pending this long is queued again
+    "EXTRACTION_LOST_AFTER_SECONDS": 60,  # an ended session still pending this long after its task was due
+    # §2 `make run` supervision (memorylane/supervision.py): a part that dies is restarted after
+    # BACKOFF_INITIAL seconds, doubling up to BACKOFF_MAX while it keeps failing quickly (within
+    # STABLE_SECONDS of its start); more than CRASH_LOOP_FAILURES quick failures in a row and the runner
+    # gives up on it (web or database: everything stops; worker or beat: health says degraded).
+    "RUNNER_BACKOFF_INITIAL_SECONDS": 1.0,
+    "RUNNER_BACKOFF_MAX_SECONDS": 30.0,
+    "RUNNER_CRASH_LOOP_FAILURES": 5,
+    "RUNNER_STABLE_SECONDS": 10.0,
+    "RUNNER_STOP_TIMEOUT_SECONDS": 15.0,  # per part, before SIGKILL
+    "RUNNER_POLL_SECONDS": 0.2,  # how often the runner looks at its parts
+    # A database outage answers 503 SERVICE_UNAVAILABLE with this Retry-After (API, /mcp, dashboard, health).
+    "DATABASE_RETRY_AFTER_SECONDS": 5,
+    # manage.py export_data / import_data: rows per written batch.
+    "BACKUP_BATCH_SIZE": 500,
     # The optional LLM (MEMORYLANE_LLM_URL, OpenAI-compatible chat completions)
     "LLM_TIMEOUT_SECONDS": 60,
     "LLM_WINDOW_TOKENS": 4000,

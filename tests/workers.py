@@ -6,6 +6,7 @@ import contextlib
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -59,3 +60,16 @@ def celery_worker(
         stop(process)
         if log_path:
             log.close()
+
+
+def wait_for(predicate, *, what: str, log: Path | None = None, timeout: float = 120):
+    """The predicate's first truthy value, polled until ``timeout``; the log's tail on failure."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.3)
+    if log is not None and log.exists():
+        print(log.read_text()[-6000:])
+    raise AssertionError(f"timed out waiting for {what}")

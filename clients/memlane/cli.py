@@ -84,8 +84,10 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser("upload-pending", help="try again the uploads that found the server down")
 
     sub.add_parser(
-        "mcp-headers", help="print the MCP Authorization header as JSON (Claude Code headersHelper)"
+        "mcp-headers",
+        help="print the MCP headers as JSON: token, agent, current session (Claude Code headersHelper)",
     )
+    sub.add_parser("mcp", help="the Memory Lane MCP server over stdio, relayed to the configured server")
     return p
 
 
@@ -268,8 +270,16 @@ def upload_pending(args, config) -> int:
 def mcp_headers(args, config) -> int:
     import json
 
-    print(json.dumps({"Authorization": f"Bearer {config['token']}"} if config["token"] else {}))
+    from clients.memlane.mcp import headers
+
+    print(json.dumps(headers(config)))
     return 0
+
+
+def mcp(args, config) -> int:
+    from clients.memlane.mcp import serve
+
+    return serve(config)
 
 
 COMMANDS = {
@@ -283,4 +293,5 @@ COMMANDS = {
     "upload-transcript": upload_transcript,
     "upload-pending": upload_pending,
     "mcp-headers": mcp_headers,
+    "mcp": mcp,
 }

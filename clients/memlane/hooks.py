@@ -71,7 +71,7 @@ def _out_of_time(signum, frame):
     raise OutOfTime()
 
 
-def _context(config: dict, payload: dict, *, query: str | None, budget: int) -> str:
+def _context(config: dict, payload: dict, *, query: str | None, budget: int, fresh: bool = False) -> str:
     from clients.memlane import client
 
     return client.request(
@@ -84,6 +84,7 @@ def _context(config: dict, payload: dict, *, query: str | None, budget: int) -> 
             "q": query,
             "budget_tokens": budget,
             "format": "markdown",
+            "fresh": "true" if fresh else None,
         },
         raw=True,
     )
@@ -110,13 +111,21 @@ def additional_context(event: str, text: str) -> dict | None:
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
 
 
+RESET_SOURCES = ("compact", "clear")
+
+
 def session_start(payload: dict, config: dict) -> dict | None:
-    from clients.memlane import upload
+    from clients.memlane import state, upload
 
     if upload.has_pending(config):  # transcripts that found the server down: try them again
         with contextlib.suppress(OSError):  # the context matters more than this retry
             _spawn(["upload-pending"], config)
-    markdown = _context(config, payload, query=None, budget=int(config["context_budget_tokens"]))
+    if isinstance(payload.get("session_id"), str) and payload["session_id"]:
+        with contextlib.suppress(OSError):  # for the MCP bridge: tool calls belong to this session
+            state.set_current_session(config, str(payload.get("cwd") or os.getcwd()), payload["session_id"])
+    # After /compact or /clear the history that held the earlier context is gone: all of it again.
+    fresh = payload.get("source") in RESET_SOURCES
+    markdown = _context(config, payload, query=None, budget=int(config["context_budget_tokens"]), fresh=fresh)
     return additional_context("SessionStart", cap(markdown, int(config["context_max_chars"])))
 
 

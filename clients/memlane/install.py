@@ -18,6 +18,7 @@ IMPORT_BLOCK = (
 )
 OURS = re.compile(r"memlane['\"]?\s+hook\s")
 SERVER_NAME = "memory-lane"
+MCP_PERMISSION = f"mcp__{SERVER_NAME}"
 OPENCODE_PLUGIN_VERSION = "1.18.33"
 OPENCODE_SOURCE = Path(__file__).resolve().parent.parent / "opencode" / "src" / "memory-lane.ts"
 
@@ -117,22 +118,31 @@ def refresh_team_memory(config: dict, project: Path) -> str:
     return f"exported {TEAM_MEMORY}"
 
 
+def allow_memory_tools(settings: dict) -> dict:
+    """The permission rule that lets the agent call every Memory Lane MCP tool without a prompt
+    (headless ``claude -p`` included): ``mcp__memory-lane`` allows all tools of that server."""
+    permissions = settings.get("permissions") if isinstance(settings.get("permissions"), dict) else {}
+    allow = permissions.get("allow") if isinstance(permissions.get("allow"), list) else []
+    if MCP_PERMISSION not in allow:
+        allow = [*allow, MCP_PERMISSION]
+    return {**settings, "permissions": {**permissions, "allow": allow}}
+
+
 def install_claude_code(config: dict, project: Path) -> list[str]:
     command = memlane_command()
     done = []
     settings_path = project / ".claude" / "settings.local.json"
-    write_json(settings_path, claude_hooks(read_json(settings_path), command))
-    done.append(f"hooks in {settings_path.relative_to(project)}")
+    settings = allow_memory_tools(claude_hooks(read_json(settings_path), command))
+    write_json(settings_path, settings)
+    done.append(f"hooks and the {MCP_PERMISSION} permission in {settings_path.relative_to(project)}")
     mcp_path = project / ".mcp.json"
     mcp = read_json(mcp_path)
     servers = mcp.get("mcpServers") if isinstance(mcp.get("mcpServers"), dict) else {}
-    servers[SERVER_NAME] = {
-        "type": "http",
-        "url": "${MEMLANE_URL:-" + config["url"] + "}/mcp",
-        "headersHelper": f"{command} mcp-headers",
-    }
+    # A file teams commit: the bare command (found on each teammate's PATH), no machine's path, and
+    # the server URL and token from each teammate's own memlane configuration.
+    servers[SERVER_NAME] = {"type": "stdio", "command": "memlane", "args": ["mcp"]}
     write_json(mcp_path, {**mcp, "mcpServers": servers})
-    done.append(f"MCP server '{SERVER_NAME}' in .mcp.json")
+    done.append(f"MCP server '{SERVER_NAME}' in .mcp.json (memlane mcp)")
     if ensure_line(project / "CLAUDE.md", IMPORT_LINE, IMPORT_BLOCK):
         done.append(f"{IMPORT_LINE} in CLAUDE.md")
     done.append(refresh_team_memory(config, project))

@@ -1,4 +1,5 @@
-"""Local per-session state: files the PostToolUse hook saw being edited (no network involved)."""
+"""Local state (no network involved): files the PostToolUse hook saw being edited, and the agent
+session running in each project directory (for the MCP bridge)."""
 
 from __future__ import annotations
 
@@ -30,3 +31,24 @@ def touched_files(config: dict, session_id: str) -> list[str]:
 def forget(config: dict, session_id: str) -> None:
     with contextlib.suppress(OSError):
         _path(config, session_id).unlink()
+
+
+def _current_path(config: dict, cwd: str) -> Path:
+    name = hashlib.sha256(str(Path(cwd).resolve()).encode()).hexdigest()[:32]
+    return Path(config["state_dir"]) / "current" / name
+
+
+def set_current_session(config: dict, cwd: str, session_id: str) -> None:
+    """Remember the agent session now running in ``cwd`` (SessionStart), for the MCP bridge to tie
+    its calls to it."""
+    target = _current_path(config, cwd)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(session_id, encoding="utf-8")
+
+
+def current_session(config: dict, cwd: str) -> str:
+    """The session last started in ``cwd`` (empty when none)."""
+    try:
+        return _current_path(config, cwd).read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""

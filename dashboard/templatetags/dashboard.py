@@ -17,6 +17,7 @@ FACTORS = [
     ("decay", "Decay"),
     ("maturity_multiplier", "Maturity"),
 ]
+FACTORS_APPLIED_ONLY = [("entity_match", "Names an entity in the question")]
 
 
 @register.filter
@@ -54,7 +55,18 @@ def explain_rows(explain: dict) -> list[dict]:
         for key, name in FACTORS
         if key in explain
     ]
+    rows += [
+        {"name": name, "value": applied[key], "applied": None}
+        for key, name in FACTORS_APPLIED_ONLY
+        if key in applied
+    ]
     return rows
+
+
+@register.filter
+def lexical_weight(fusion: dict) -> float:
+    """The weight of the word match in a fused relevance: 1 − α."""
+    return 1.0 - fusion.get("alpha", 0.0)
 
 
 @register.filter

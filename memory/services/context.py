@@ -64,6 +64,16 @@ def format_line(memory: Memory) -> str:
     return f"- [{memory.pk}] ({memory.memory_type}, {memory.category}, {memory.status}, by {author}) {text}"
 
 
+def shown_in(session: Session | None) -> set:
+    """The memories the agent still has in its history: shown in this session since its last reset."""
+    if session is None:
+        return set()
+    recalls = session.recalls.all()
+    if session.context_reset_at is not None:
+        recalls = recalls.filter(surfaced_at__gte=session.context_reset_at)
+    return set(recalls.values_list("memory_id", flat=True))
+
+
 def _ranked(queryset, now: datetime) -> list[Memory]:
     return sorted(queryset, key=lambda m: (-standing(m, now), -m.created_at.timestamp(), str(m.pk)))
 
@@ -75,10 +85,14 @@ def context_build(
     query: str | None = None,
     budget_tokens: int | None = None,
     record: bool = True,
+    fresh: bool = False,
     now: datetime | None = None,
 ) -> ContextResult:
     """Build the context block. Memories already shown in ``session`` are left out, and the ones
-    included are recorded as shown. Raises InvalidInput, or AmbiguousEntity for an ambiguous project."""
+    included are recorded as shown — unless the agent's history was reset since: ``fresh`` (after a
+    compaction, a clear, or a session continued in a new process) says it just was, and then what
+    the session was shown before counts as not shown (§4.10). Raises InvalidInput, or
+    AmbiguousEntity for an ambiguous project."""
     now = now or timezone.now()
     budget_tokens = setting("CONTEXT_BUDGET_TOKENS") if budget_tokens is None else budget_tokens
     if (
@@ -93,7 +107,10 @@ def context_build(
         raise InvalidInput({"q": ["The task text is at most 2000 characters."]})
     project_entity = entity_service.resolve_project(project) if project else None
 
-    shown = set(session.recalls.values_list("memory_id", flat=True)) if session else set()
+    if session is not None and fresh:
+        Session.objects.filter(pk=session.pk).update(context_reset_at=now)
+        session.context_reset_at = now
+    shown = shown_in(session)
     servable = Memory.objects.servable(now).exclude(pk__in=shown).select_related("author")
     if project_entity is not None:
         # The project's own memories, plus team-wide ones that belong to no project.

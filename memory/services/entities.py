@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import re
+import threading
+import time
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from django.db import transaction
+from django.db.models import Max
+from django.db.models.signals import post_delete, post_save
 
 from memory.conf import setting
 from memory.models import ENTITY_SLUG_PATTERN, Entity, EntityMention, EntityType, Memory, Session
@@ -67,6 +71,7 @@ def entities_for_slugs(slugs: Iterable[str], *, create: bool) -> dict[str, Entit
             [Entity(slug=slug, type=slug.split(":", 1)[0], name=name_from_slug(slug)) for slug in missing],
             ignore_conflicts=True,
         )
+        invalidate_name_index()
         found.update(
             {e.slug: e for e in Entity.objects.filter(slug__in=missing).select_related("merged_into")}
         )
@@ -200,9 +205,74 @@ class Detected:
     ambiguities: dict[str, list[str]] = field(default_factory=dict)
 
 
-def detect_in_text(text: str, pool: list[Entity] | None = None) -> Detected:
+@dataclass
+class NameIndex:
+    """Every name key (slugified name, slug name, alias) of the canonical entities → those entities,
+    in slug order: what :func:`detect_in_text` looks the words of a text up in."""
+
+    keys: dict[str, list[Entity]]
+    longest: int  # the most words in a key
+    max_id: int | None  # the newest entity when it was built
+    built_at: float
+
+    @classmethod
+    def build(cls, pool: Iterable[Entity], max_id: int | None = None) -> NameIndex:
+        keys: dict[str, list[Entity]] = {}
+        for entity in pool:
+            for key in sorted(_name_keys(entity)):
+                if len(key) >= MIN_NAME_KEY_LENGTH:
+                    keys.setdefault(key, []).append(entity)
+        longest = max((key.count("-") + 1 for key in keys), default=0)
+        return cls(keys, longest, max_id, time.monotonic())
+
+    def matches(self, text: str) -> dict[str, list[Entity]]:
+        """The keys that are whole runs of the text's words (what ``-key-`` in ``-text-`` finds)."""
+        words = slugify_name(text).split("-")
+        found: dict[str, list[Entity]] = {}
+        for start in range(len(words)):
+            for end in range(start + 1, min(len(words), start + self.longest) + 1):
+                key = "-".join(words[start:end])
+                if key in self.keys:
+                    found[key] = self.keys[key]
+        # In the order a scan of the entities by slug finds them.
+        return dict(sorted(found.items(), key=lambda item: item[1][0].slug))
+
+
+_name_index: NameIndex | None = None
+_name_index_lock = threading.Lock()
+
+
+def name_index() -> NameIndex:
+    """The name index of the canonical entities, built once per process. Rebuilt when an entity is
+    created (its id is newer than the index: one index lookup per call), when one is saved or
+    deleted in this process, and after ENTITY_INDEX_SECONDS (aliases or merges from another process)."""
+    global _name_index
+    max_id = Entity.objects.aggregate(newest=Max("id"))["newest"]
+    index = _name_index
+    if (
+        index is None
+        or index.max_id != max_id
+        or time.monotonic() - index.built_at > setting("ENTITY_INDEX_SECONDS")
+    ):
+        with _name_index_lock:
+            index = NameIndex.build(Entity.objects.canonical(), max_id)
+            _name_index = index
+    return index
+
+
+def invalidate_name_index(**kwargs) -> None:
+    global _name_index
+    _name_index = None
+
+
+post_save.connect(invalidate_name_index, sender=Entity, dispatch_uid="entities-name-index-save")
+post_delete.connect(invalidate_name_index, sender=Entity, dispatch_uid="entities-name-index-delete")
+
+
+def detect_in_text(text: str, pool: list[Entity] | None = None, index: NameIndex | None = None) -> Detected:
     """Known entities named in ``text``: explicit slugs, plus full names and aliases of known entities.
-    ``pool`` (the canonical entities) saves a query when many texts are checked."""
+    ``pool`` (the canonical entities) saves a query when many texts are checked; ``index`` (from
+    :func:`name_index`) saves scanning them at all."""
     detected = Detected()
     slugs = list(dict.fromkeys(SLUG_IN_TEXT_RE.findall(text.lower())))
     if slugs:
@@ -210,12 +280,9 @@ def detect_in_text(text: str, pool: list[Entity] | None = None) -> Detected:
             entity = canonical(entity)
             if entity not in detected.entities:
                 detected.entities.append(entity)
-    padded = f"-{slugify_name(text)}-"
-    by_key: dict[str, list[Entity]] = {}
-    for entity in Entity.objects.canonical() if pool is None else pool:
-        for key in _name_keys(entity):
-            if len(key) >= MIN_NAME_KEY_LENGTH and f"-{key}-" in padded:
-                by_key.setdefault(key, []).append(entity)
+    if index is None:
+        index = NameIndex.build(Entity.objects.canonical() if pool is None else pool)
+    by_key = index.matches(text)
     for key, matches in by_key.items():
         if len(matches) == 1:
             if matches[0] not in detected.entities:

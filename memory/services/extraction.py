@@ -7,22 +7,29 @@ a lesson the team already has (of a compatible scope, every content-bearing toke
 NOOP that reinforces it, so running extraction twice, or again after a worker died mid-way, stores
 nothing new; a changed lesson supersedes the old one for a curator's review.
 
-A claim is a lease: a worker that dies leaves its session ``running``; the sweep (beat, and every
-worker at start) hands it out again once the lease has expired or its worker's process is gone.
+A claim is a lease (``extraction_lease_until``): the worker renews it every
+``EXTRACTION_HEARTBEAT_SECONDS`` while it works (a heartbeat thread), and stops renewing once a run
+has gone on for ``EXTRACTION_MAX_RUN_SECONDS`` (a hung run). A lease that lapsed is taken over by any
+worker on any host, and the sweep (beat, and every worker at start) hands such sessions out again —
+at once when the claimer was a process of this host that is gone. A failure because the database is
+unreachable spends no attempt and is retried every ``EXTRACTION_OUTAGE_RETRY_SECONDS``; a pending
+session whose task is overdue by ``EXTRACTION_LOST_AFTER_SECONDS`` is queued again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
-import socket
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 
-from django.db import transaction
-from django.db.models import F
+from django.conf import settings
+from django.db import InterfaceError, OperationalError, connection, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from memory import embeddings
@@ -300,7 +307,10 @@ def rule_candidates(session: Session, messages: list[tuple[int, str, str]]) -> l
             _clip(chunk, setting("EXTRACTION_SOURCE_CHUNK_CHARS")),
             None,
         )
+    after = session.extracted_through_seq  # a resumed session: only what came after the last run
     for note, memory_type, first, last in transcript_lessons(messages, project):
+        if after is not None and messages[last][0] <= after:
+            continue
         add(note, memory_type, _evidence(note, cues), source_chunk_for(messages, first, last), (first, last))
     return _best(candidates)
 
@@ -444,8 +454,10 @@ def find_candidates(
     """The LLM's candidates when one is configured and answers sensibly, else the rules'.
     Returns the candidates, which extractor ran, and why the LLM was not used (if it was not)."""
     if llm.llm_configured():
+        after = session.extracted_through_seq
+        new = [m for m in messages if after is None or m[0] > after]
         try:
-            return llm_candidates(session, messages), "llm", ""
+            return llm_candidates(session, new), "llm", ""
         except llm.LLMUnavailable as exc:
             logger.warning("extraction for session %s falls back to the rules: %s", session.pk, exc)
             return rule_candidates(session, messages), "rules", str(exc)
@@ -456,23 +468,136 @@ def find_candidates(
 
 
 def worker_identity() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
+    return f"{settings.MEMORYLANE_HOST}:{os.getpid()}"
+
+
+# Sessions this process is extracting right now: a claim of ours that is not in here was left behind
+# by an attempt of ours that the database interrupted, and is resumed rather than waited out.
+_ACTIVE: set[str] = set()
+
+# Phrases of a connection that failed or was lost (psycopg and PostgreSQL's own words), as opposed to
+# an operational error of a healthy server (a lock timeout, a cancelled statement).
+OUTAGE_PHRASES = (
+    "connection refused",
+    "could not connect",
+    "connection failed",
+    "server closed the connection",
+    "connection already closed",
+    "connection is closed",
+    "terminating connection",
+    "the database system is starting up",
+    "the database system is shutting down",
+    "the database system is in recovery",
+    "no such file or directory",
+    "consuming input failed",
+    "connection timeout expired",
+    "ssl syscall error",
+    "server conn crashed",
+    "lost synchronization with server",
+)
+
+
+def is_outage(error: BaseException) -> bool:
+    """Whether ``error`` says the database could not be reached (or went away mid-way): such a
+    failure is no fault of the session's and spends no attempt."""
+    if isinstance(error, InterfaceError):
+        return True
+    if not isinstance(error, OperationalError):
+        return False
+    text = str(error).lower()
+    return any(phrase in text for phrase in OUTAGE_PHRASES)
+
+
+def _lease_end(now):
+    return now + timedelta(seconds=setting("EXTRACTION_LEASE_SECONDS"))
+
+
+def lease_lapsed(*, now, lease_until, claimed_at) -> Q | bool:
+    """Whether a running claim may be taken over: its lease ran out, or its run has gone on past
+    ``EXTRACTION_MAX_RUN_SECONDS`` plus a lease (a hung run, or one from before leases were renewed)."""
+    hung_before = now - timedelta(
+        seconds=setting("EXTRACTION_MAX_RUN_SECONDS") + setting("EXTRACTION_LEASE_SECONDS")
+    )
+    if lease_until is not None and lease_until < now:
+        return True
+    return claimed_at is None or claimed_at < hung_before
+
+
+def _lapsed_q(now) -> Q:
+    hung_before = now - timedelta(
+        seconds=setting("EXTRACTION_MAX_RUN_SECONDS") + setting("EXTRACTION_LEASE_SECONDS")
+    )
+    return (
+        Q(extraction_lease_until__lt=now)
+        | Q(extraction_claimed_at__isnull=True)
+        | Q(extraction_claimed_at__lt=hung_before)
+    )
 
 
 def extraction_claim(session_id) -> Session | None:
-    """Take an ended, pending session for this process (pending → running). None if another
-    worker has it, it is done, or it has not ended."""
+    """Take an ended session for this process (pending → running, with a lease), or take over a
+    running one whose lease lapsed (its worker died or hung, on any host), or resume our own claim
+    left behind by a database outage (without spending another attempt). None if another worker
+    holds it, it is done, or it has not ended."""
     now = timezone.now()
-    claimed = Session.objects.filter(
-        pk=session_id, ended_at__isnull=False, extraction_status=ExtractionStatus.PENDING
-    ).update(
-        extraction_status=ExtractionStatus.RUNNING,
-        extraction_claimed_at=now,
-        extraction_claimed_by=worker_identity(),
-        extraction_attempts=F("extraction_attempts") + 1,
-        updated_at=now,
-    )
+    identity = worker_identity()
+    ended = Session.objects.filter(pk=session_id, ended_at__isnull=False)
+    fields = {
+        "extraction_status": ExtractionStatus.RUNNING,
+        "extraction_claimed_at": now,
+        "extraction_claimed_by": identity,
+        "extraction_lease_until": _lease_end(now),
+        "updated_at": now,
+    }
+    claimed = 0
+    if str(session_id) not in _ACTIVE:
+        claimed = ended.filter(
+            extraction_status=ExtractionStatus.RUNNING, extraction_claimed_by=identity
+        ).update(**fields)
+    if not claimed:
+        claimed = ended.filter(
+            Q(extraction_status=ExtractionStatus.PENDING)
+            | (Q(extraction_status=ExtractionStatus.RUNNING) & _lapsed_q(now))
+        ).update(**fields, extraction_attempts=F("extraction_attempts") + 1)
     return Session.objects.select_related("project").get(pk=session_id) if claimed else None
+
+
+@contextlib.contextmanager
+def lease_heartbeat(session: Session):
+    """Renew ``session``'s lease every EXTRACTION_HEARTBEAT_SECONDS while the body runs, until the run
+    reaches EXTRACTION_MAX_RUN_SECONDS (then the lease lapses and another worker may take over; this
+    run's result is refused when it finishes). A renewal that fails (the database is away) is skipped."""
+    stop = threading.Event()
+    started = time.monotonic()
+
+    def renew() -> None:
+        try:
+            while not stop.wait(setting("EXTRACTION_HEARTBEAT_SECONDS")):
+                if time.monotonic() - started > setting("EXTRACTION_MAX_RUN_SECONDS"):
+                    logger.warning(
+                        "extraction of %s is past its maximum run time; its lease will lapse", session.pk
+                    )
+                    return
+                try:
+                    Session.objects.filter(
+                        pk=session.pk,
+                        extraction_status=ExtractionStatus.RUNNING,
+                        extraction_claimed_at=session.extraction_claimed_at,
+                    ).update(extraction_lease_until=_lease_end(timezone.now()))
+                except (OperationalError, InterfaceError) as exc:
+                    logger.warning("could not renew the lease of %s: %s", session.pk, exc)
+        finally:
+            connection.close()  # this thread's own connection
+
+    thread = threading.Thread(target=renew, name=f"lease-{session.pk}", daemon=True)
+    _ACTIVE.add(str(session.pk))
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        _ACTIVE.discard(str(session.pk))
+        thread.join(timeout=5)
 
 
 def _finish(session: Session, status: str, *, error: str = "", report: dict | None = None) -> bool:
@@ -503,6 +628,11 @@ def extraction_run(session_id) -> ExtractionReport:
         error = f"gave up after {setting('EXTRACTION_MAX_ATTEMPTS')} attempts; last error: {session.extraction_error}"
         _finish(session, ExtractionStatus.FAILED, error=error)
         return ExtractionReport(str(session.pk), status=ExtractionStatus.FAILED)
+    with lease_heartbeat(session):
+        return _extract(session, started)
+
+
+def _extract(session: Session, started: float) -> ExtractionReport:
     messages = list(session.messages.order_by("seq").values_list("seq", "role", "content"))
     candidates, extractor, llm_error = find_candidates(session, messages)
     report = ExtractionReport(
@@ -541,7 +671,15 @@ def extraction_run(session_id) -> ExtractionReport:
         report.added = [str(r.memory.pk) for r in results if r.operation in (ADD, UPDATE)]
         report.skipped_similar = sum(1 for r in results if r.operation == NOOP)
         report.seconds = round(time.monotonic() - started, 3)
+        through = messages[-1][0] if messages else locked.extracted_through_seq
+        Session.objects.filter(pk=session.pk).update(extracted_through_seq=through)
         _finish(session, ExtractionStatus.DONE, report=asdict(report))
+        if locked.ended_through_seq is not None and (through is None or locked.ended_through_seq > through):
+            # The session was resumed and ended again while this run was reading: extract the rest.
+            Session.objects.filter(pk=session.pk, extraction_status=ExtractionStatus.DONE).update(
+                extraction_status=ExtractionStatus.PENDING, extraction_attempts=0
+            )
+            extraction_queue(session)
     return report
 
 
@@ -559,20 +697,28 @@ def covered_findings(items: list[dict], vectors) -> list[int]:
     ]
 
 
-def extraction_release(session_id, error: Exception) -> bool:
-    """After a transient failure: back to pending (for the retry), or failed once the attempts are
-    spent. Returns whether a retry should follow."""
+def extraction_release(session_id, error: Exception, *, due_in: float = 0.0) -> bool:
+    """After a transient failure: back to pending (for the retry, due in ``due_in`` seconds), or failed
+    once the attempts are spent. A database outage (:func:`is_outage`) spends no attempt. Returns
+    whether a retry should follow."""
     session = Session.objects.filter(pk=session_id).first()
     if session is None:
         return False
-    spent = session.extraction_attempts >= setting("EXTRACTION_MAX_ATTEMPTS")
+    outage = is_outage(error)
+    spent = not outage and session.extraction_attempts >= setting("EXTRACTION_MAX_ATTEMPTS")
     if session.extraction_status != ExtractionStatus.RUNNING:  # failed before the claim
         return session.extraction_status == ExtractionStatus.PENDING and not spent
     message = f"{error.__class__.__name__}: {error}"[:2000]
     if spent:
         _finish(session, ExtractionStatus.FAILED, error=message)
         return False
-    return _finish(session, ExtractionStatus.PENDING, error=message)
+    released = _finish(session, ExtractionStatus.PENDING, error=message)
+    if released:
+        changes = {"extraction_lease_until": timezone.now() + timedelta(seconds=due_in)}
+        if outage and session.extraction_attempts > 0:
+            changes["extraction_attempts"] = F("extraction_attempts") - 1  # the outage's, not the session's
+        Session.objects.filter(pk=session.pk, extraction_status=ExtractionStatus.PENDING).update(**changes)
+    return released
 
 
 def extraction_fail(session_id, error: Exception) -> None:
@@ -601,15 +747,18 @@ def extraction_queue(session: Session) -> None:
 
 @transaction.atomic
 def extraction_requeue(*, session: Session, user=None) -> Session:
-    """Run extraction again (a curator's Re-run): back to pending with a fresh attempt count."""
+    """Run extraction again (a curator's Re-run): back to pending with a fresh attempt count, over
+    the whole transcript (the upsert reinforces what is already stored instead of storing it twice)."""
     if session.ended_at is None:
         raise InvalidInput({"session": ["The session has not ended; there is nothing to extract yet."]})
     Session.objects.filter(pk=session.pk).update(
         extraction_status=ExtractionStatus.PENDING,
         extraction_error="",
         extraction_attempts=0,
+        extracted_through_seq=None,
         extraction_claimed_at=None,
         extraction_claimed_by="",
+        extraction_lease_until=None,
         updated_at=timezone.now(),
     )
     session.refresh_from_db()
@@ -620,7 +769,7 @@ def extraction_requeue(*, session: Session, user=None) -> Session:
 def _process_alive(identity: str) -> bool | None:
     """Whether the process behind a claim still runs: None when it is on another host."""
     host, _, pid = identity.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
+    if host != settings.MEMORYLANE_HOST or not pid.isdigit():
         return None
     try:
         os.kill(int(pid), 0)
@@ -632,23 +781,23 @@ def _process_alive(identity: str) -> bool | None:
 
 
 def extraction_sweep(*, now=None) -> list[str]:
-    """Hand out again what was lost: claims whose lease expired or whose worker process on this
-    host is gone, and ended sessions still pending long after their task should have run.
-    Returns the ids queued."""
+    """Hand out again what was lost: claims whose lease lapsed or whose worker process on this host
+    is gone, and ended sessions still pending ``EXTRACTION_LOST_AFTER_SECONDS`` after their task was
+    due (its message was lost with a killed worker or broker). Returns the ids queued."""
     now = now or timezone.now()
     queued = []
     running = Session.objects.filter(extraction_status=ExtractionStatus.RUNNING)
     for session in running:
-        expired = session.extraction_claimed_at is None or session.extraction_claimed_at < now - timedelta(
-            seconds=setting("EXTRACTION_LEASE_SECONDS")
+        lapsed = lease_lapsed(
+            now=now, lease_until=session.extraction_lease_until, claimed_at=session.extraction_claimed_at
         )
-        if not expired and _process_alive(session.extraction_claimed_by) is not False:
+        if not lapsed and _process_alive(session.extraction_claimed_by) is not False:
             continue
         reset = Session.objects.filter(
             pk=session.pk,
             extraction_status=ExtractionStatus.RUNNING,
             extraction_claimed_at=session.extraction_claimed_at,
-        ).update(extraction_status=ExtractionStatus.PENDING, updated_at=now)
+        ).update(extraction_status=ExtractionStatus.PENDING, extraction_lease_until=now, updated_at=now)
         if reset:
             logger.warning(
                 "extraction of session %s was abandoned by %s; queued again",
@@ -656,14 +805,19 @@ def extraction_sweep(*, now=None) -> list[str]:
                 session.extraction_claimed_by,
             )
             queued.append(session)
-    lost_before = now - timedelta(
-        seconds=setting("EXTRACTION_LOST_AFTER_SECONDS") + setting("EXTRACTION_RETRY_MAX_SECONDS")
-    )
-    queued += list(
-        Session.objects.filter(
-            extraction_status=ExtractionStatus.PENDING, ended_at__lt=lost_before, updated_at__lt=lost_before
+    overdue = now - timedelta(seconds=setting("EXTRACTION_LOST_AFTER_SECONDS"))
+    lost = list(
+        Session.objects.filter(extraction_status=ExtractionStatus.PENDING, ended_at__lt=overdue).filter(
+            Q(extraction_lease_until__lt=overdue)
+            | Q(extraction_lease_until__isnull=True, updated_at__lt=overdue)
         )
     )
+    if lost:
+        # Due again from now: a backlog longer than a sweep period is not queued once per sweep.
+        Session.objects.filter(
+            pk__in=[s.pk for s in lost], extraction_status=ExtractionStatus.PENDING
+        ).update(extraction_lease_until=now)
+    queued += lost
     for session in queued:
         extraction_queue(session)
     return [str(session.pk) for session in queued]

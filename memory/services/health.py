@@ -4,10 +4,14 @@ a slow pipeline degrades the server's learning, not its answers."""
 
 from __future__ import annotations
 
+import json
+import socket
+
 from django.conf import settings
 from django.db import connection
 
 from memory import embeddings
+from memorylane.supervision import public_supervisor
 
 
 def database_status() -> str:
@@ -40,6 +44,25 @@ def tasks_status() -> dict:
         return {"status": f"error: {exc.__class__.__name__}", "problems": [str(exc)]}
 
 
+def supervisor_status() -> dict | None:
+    """What `make run` reports about its parts (``MEMORYLANE_HOME/supervisor.json``, written by the
+    runner): None when no runner of this data directory is alive (the server runs under compose, or
+    by hand)."""
+    from memorylane.embedded import process_alive
+
+    try:
+        report = json.loads((settings.MEMORYLANE_HOME / "supervisor.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(report, dict) or report.get("status") == "stopped":
+        return None
+    pid = report.get("pid")
+    local = report.get("host") in (settings.MEMORYLANE_HOST, socket.gethostname())
+    if local and not (isinstance(pid, int) and process_alive(pid)):
+        return None  # the runner was killed: its last report is stale
+    return report
+
+
 def public_report(report: dict) -> dict:
     """The report for anonymous callers: states ("ok" / "error") and the pipeline's counts, never
     an exception's text, paths or hosts (DESIGN.md §8). Staff see the full report."""
@@ -57,6 +80,7 @@ def public_report(report: dict) -> dict:
         "embedder": state(report["embedder"]),
         "version": report["version"],
         "tasks": tasks,
+        **({"supervisor": public_supervisor(report["supervisor"])} if report.get("supervisor") else {}),
     }
 
 
@@ -68,5 +92,12 @@ def health_report() -> dict:
         "version": settings.VERSION,
         "tasks": tasks_status(),
     }
+    supervisor = supervisor_status()
+    if supervisor is not None:
+        report["supervisor"] = supervisor
     ok = all(report[part] == "ok" for part in ("database", "broker", "embedder"))
-    return {"status": "ok" if ok else "error", **report}
+    # A part of `make run` restarting or given up on: the server answers, with less behind it.
+    status = "ok" if ok else "error"
+    if ok and supervisor is not None and supervisor.get("status") != "ok":
+        status = "degraded"
+    return {"status": status, **report}

@@ -1,14 +1,19 @@
 """Search, the "smart find" (DESIGN.md §4.4).
 
 1. Resolve explicit entities (strict filter; ambiguity → CLARIFICATION_REQUIRED) and detect known
-   entities named in the query (soft filter: their memories first, the rest fills the limit).
+   entities named in the query (their memories get ENTITY_MATCH_BOOST within the one ordering).
 2. Candidates: top-N by cosine similarity (HNSW) and top-N by a BM25 ranking of the query's
-   lexemes (any of them may match), N = max(50, 5 × limit), from servable memories only.
-3. Reciprocal rank fusion (k = 60) of the two lists is the base relevance.
+   lexemes (any of them may match), N = max(SEARCH_CANDIDATES_MIN, SEARCH_CANDIDATES_PER_RESULT ×
+   limit), from servable memories only.
+3. The base relevance fuses the two (FUSION_METHOD, default ``adaptive``):
+   ``α × similarity min-max normalised over the candidates + (1 − α) × BM25 / best BM25``, where α
+   leans lexical (FUSION_ALPHA_MIN) when the question names someone or something exactly and
+   semantic (FUSION_ALPHA_MAX) when no memory covers the question's words — a paraphrase.
 4. Vector-only candidates below the similarity floor are dropped.
-5. ``final = base × type_weight × intent_boost × feedback_score × decay × maturity_multiplier``.
-6. The top ``limit`` with an ``explain`` of every factor; retrieval counted; Recall rows written
-   for a session.
+5. ``final = relevance × Π factor^RANKING_EXPONENTS[factor]`` over type weight, intent boost,
+   feedback score, decay and maturity, × ENTITY_MATCH_BOOST for a memory about a named entity.
+6. The top ``limit`` in score order with an ``explain`` of every factor; retrieval counted; Recall
+   rows written for a session.
 
 ``mode`` exists for the benchmark: ``fts`` lexical only, ``vector`` plain cosine, ``hybrid`` fused
 without the re-ranking factors, ``full`` what the API does.
@@ -16,9 +21,11 @@ without the re-ranking factors, ``full`` what the API does.
 
 from __future__ import annotations
 
+import json
+import math
 import re
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -39,7 +46,6 @@ from memory.services.redaction import redact
 from memory.services.taxonomy import type_weight
 
 MODES = ("fts", "vector", "hybrid", "full")
-_embedder_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="query-embedder")
 MAX_QUERY_CHARS = 2000
 
 
@@ -70,6 +76,16 @@ def intent_types(query: str) -> list[str]:
     return boosted
 
 
+# The BM25 scoring both lexical forms end with (``tf`` and ``idf`` defined by each).
+BM25_SQL = """ideal AS (SELECT sum(idf) AS total FROM idf)
+SELECT tf.id,
+       sum(idf.idf * tf.tf * (%s + 1) / (tf.tf + %s * (1 - %s + %s * tf.dl / %s))) AS score,
+       max(ideal.total) AS ideal
+FROM tf JOIN idf USING (lexeme) CROSS JOIN ideal
+GROUP BY tf.id
+ORDER BY score DESC, tf.id
+LIMIT %s
+"""
 LEXICAL_SQL = """
 WITH terms AS (SELECT unnest(%s::text[]) AS lexeme),
 matches AS (
@@ -87,72 +103,250 @@ idf AS (
     SELECT terms.lexeme, ln(1 + (%s - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
     FROM terms LEFT JOIN df USING (lexeme)
 ),
-ideal AS (SELECT sum(idf) AS total FROM idf)
-SELECT tf.id,
-       sum(idf.idf * tf.tf * (%s + 1) / (tf.tf + %s * (1 - %s + %s * tf.dl / %s))) AS score,
-       max(ideal.total) AS ideal
-FROM tf JOIN idf USING (lexeme) CROSS JOIN ideal
-GROUP BY tf.id
-ORDER BY score DESC, tf.id
-LIMIT %s
-"""
-CORPUS_STATS_SECONDS = 300
-_corpus_stats: tuple[float, int, float] | None = None  # (monotonic time, memories, average lexemes)
+{bm25}"""
+# The bounded form, for queries whose words match more memories than LEXICAL_SCAN_ROWS: only the
+# memories of two LIMITed index scans are scored (those holding every query word, and those
+# holding the rarest ones), with corpus-wide document frequencies passed in.
+BOUNDED_LEXICAL_SQL = """
+WITH idf AS (SELECT * FROM unnest(%s::text[], %s::float8[]) AS t(lexeme, idf)),
+pool AS (({every_word}) UNION ({rarest_words})),
+matches AS (
+    SELECT m.id, m.search_vector, length(m.search_vector)::float8 AS dl
+    FROM memory_memory m WHERE m.id IN (SELECT id FROM pool)
+),
+tf AS (
+    SELECT x.id, x.dl, u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf
+    FROM matches x, unnest(ts_filter(setweight(x.search_vector, 'A', %s::text[]), '{{a}}')) AS u
+),
+{bm25}"""
+
+
+@dataclass
+class CorpusStats:
+    """What BM25 needs to know about the whole corpus, kept per process (LEXICAL_STATS_SECONDS)."""
+
+    memories: int = 0
+    average_length: float = 1.0
+    # pg_stats' most common lexemes of search_vector: lexeme → share of the rows holding it.
+    common: dict[str, float] = field(default_factory=dict)
+    rows: float = 0.0  # the planner's row count the shares are of
+    frequencies: dict[str, tuple[float, int]] = field(default_factory=dict)  # lexeme → (when, df)
+    at: float = 0.0
+
+
+_corpus = CorpusStats()
+_corpus_lock = threading.Lock()
+
+
+def clear_corpus_stats() -> None:
+    global _corpus
+    _corpus = CorpusStats()
 
 
 def corpus_stats() -> tuple[int, float]:
-    """How many active memories there are and their average number of lexemes, for BM25's idf and
-    length normalisation. Recomputed every five minutes per process: both move slowly, and
-    scanning every row on each query would not."""
-    global _corpus_stats
+    """How many memories there are and their average number of lexemes, for BM25's idf and length
+    normalisation. Recomputed every LEXICAL_STATS_SECONDS per process: both move slowly. Up to
+    LEXICAL_STATS_EXACT_ROWS memories they are counted; above, the planner's row estimate and a
+    sample of the table's pages stand in (counting millions of rows would cost a second)."""
+    stats = _current_stats()
+    return stats.memories, stats.average_length
+
+
+def _current_stats() -> CorpusStats:
+    global _corpus
     now = time.monotonic()
-    if _corpus_stats is None or now - _corpus_stats[0] > CORPUS_STATS_SECONDS:
-        with connection.cursor() as cursor:
+    stats = _corpus
+    if stats.at and now - stats.at <= setting("LEXICAL_STATS_SECONDS"):
+        return stats
+    with _corpus_lock, connection.cursor() as cursor:
+        cursor.execute("SELECT reltuples FROM pg_class WHERE oid = 'memory_memory'::regclass")
+        estimate = float(cursor.fetchone()[0] or 0)
+        exact_below = setting("LEXICAL_STATS_EXACT_ROWS")
+        if estimate <= exact_below:
             cursor.execute(
                 "SELECT count(*), avg(length(search_vector)) FROM memory_memory WHERE status = 'active'"
             )
             count, average = cursor.fetchone()
-        _corpus_stats = (now, int(count), float(average or 1.0))
-    return _corpus_stats[1], _corpus_stats[2]
+        else:
+            percent = min(100.0, 100.0 * exact_below / estimate)
+            cursor.execute(
+                f"SELECT avg(length(search_vector)) FROM memory_memory TABLESAMPLE SYSTEM ({percent:.4f}) "
+                "WHERE status = 'active'"
+            )
+            count, average = estimate, cursor.fetchone()[0]
+        cursor.execute(
+            "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
+            "WHERE schemaname = current_schema() AND tablename = 'memory_memory' AND attname = 'search_vector'"
+        )
+        row = cursor.fetchone()
+        common = dict(zip(row[0], row[1], strict=False)) if row and row[0] else {}
+        fresh = CorpusStats(
+            memories=int(count),
+            average_length=float(average or 1.0),
+            common=common,
+            rows=max(estimate, 1.0),
+            at=now,
+        )
+        # Lexeme counts outlive a refresh of the totals only while they are young.
+        fresh.frequencies = {
+            lexeme: value
+            for lexeme, value in stats.frequencies.items()
+            if now - value[0] <= setting("LEXICAL_STATS_SECONDS")
+        }
+        _corpus = fresh
+    return fresh
+
+
+def document_frequencies(lexemes: list[str]) -> dict[str, int]:
+    """How many memories (of any status) hold each lexeme. A lexeme among pg_stats' most common ones
+    is estimated from its share; any other is rarer than those, so counting it through the GIN index
+    is cheap (and capped at LEXICAL_DF_COUNT_MAX). Counts are kept LEXICAL_STATS_SECONDS."""
+    stats = _current_stats()
+    now = time.monotonic()
+    found: dict[str, int] = {}
+    missing = []
+    for lexeme in lexemes:
+        cached = stats.frequencies.get(lexeme)
+        if cached and now - cached[0] <= setting("LEXICAL_STATS_SECONDS"):
+            found[lexeme] = cached[1]
+        elif lexeme in stats.common:
+            found[lexeme] = round(stats.common[lexeme] * stats.rows)
+        else:
+            missing.append(lexeme)
+    if missing:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT t.lexeme, (SELECT count(*) FROM (SELECT 1 FROM memory_memory m "
+                "WHERE m.search_vector @@ t.query LIMIT %s) AS s) "
+                "FROM unnest(%s::text[], %s::tsquery[]) AS t(lexeme, query)",
+                [setting("LEXICAL_DF_COUNT_MAX"), missing, [tsquery_any([lexeme]) for lexeme in missing]],
+            )
+            for lexeme, count in cursor.fetchall():
+                found[lexeme] = count
+                stats.frequencies[lexeme] = (now, count)
+    return found
 
 
 def tsquery_any(lexemes: list[str]) -> str:
     """A tsquery that matches any of the (already normalized) lexemes."""
-    return " | ".join("'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'" for lexeme in lexemes)
+    return " | ".join(_quoted(lexeme) for lexeme in lexemes)
 
 
-def lexical_candidates(queryset, query: str, k: int) -> list[tuple]:
-    """``(id, bm25, coverage)`` for the top ``k`` lexical matches of ``query``.
+def tsquery_all(lexemes: list[str]) -> str:
+    """A tsquery that matches a text holding every one of the (already normalized) lexemes."""
+    return " & ".join(_quoted(lexeme) for lexeme in lexemes)
 
-    BM25 over the query's stemmed, stop-word-free lexemes, any of which may match (the GIN index
-    finds them); document frequencies come from the filtered matches, the corpus size and average
-    length from all active memories. ``coverage`` divides the
-    score by what a document holding every query term once would get: near 1 when a memory
-    matches the question's informative words (an error code, a function name), near 0 when it
-    shares only common ones."""
+
+def _quoted(lexeme: str) -> str:
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _query_lexemes(query: str) -> list[str]:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT coalesce(array_agg(DISTINCT lexeme), '{}') FROM unnest(to_tsvector('english', %s))",
             [query],
         )
         (lexemes,) = cursor.fetchone()
+    return lexemes
+
+
+def _matching(queryset, tsquery: str):
+    # The lexemes are normalized already: the 'simple' configuration only lower-cases them again.
+    return queryset.order_by().filter(search_vector=SearchQuery(tsquery, config="simple", search_type="raw"))
+
+
+def lexical_candidates(queryset, query: str, k: int, *, filtered_rows: int | None = None) -> list[tuple]:
+    """``(id, bm25, coverage)`` for the top ``k`` lexical matches of ``query``.
+
+    BM25 over the query's stemmed, stop-word-free lexemes, any of which may match (the GIN index
+    finds them). ``coverage`` divides the score by what a document holding every query term once
+    would get: near 1 when a memory matches the question's informative words (an error code, a
+    function name), near 0 when it shares only common ones.
+
+    The work is bounded. When the query's words are held by at most LEXICAL_SCAN_ROWS memories in
+    all (or the filter leaves at most that many, ``filtered_rows``), every match is scored, with
+    document frequencies taken from the filtered matches. Otherwise only the memories that hold
+    every query word and those that hold its rarest words (up to LEXICAL_SCAN_ROWS each) are
+    scored, with corpus-wide document frequencies: a memory that shares only common words with the
+    question cannot outscore those, except by holding a common word many times."""
+    lexemes = _query_lexemes(query)
     if not lexemes:
         return []
-    # The lexemes are normalized already: the 'simple' configuration only lower-cases them again.
-    matching = queryset.order_by().filter(
-        search_vector=SearchQuery(tsquery_any(lexemes), config="simple", search_type="raw")
-    )
-    matches_sql, matches_params = matching.values("id").query.sql_with_params()
+    budget = setting("LEXICAL_SCAN_ROWS")
+    frequencies = document_frequencies(lexemes)
     corpus_size, average = corpus_stats()
     k1, b = setting("BM25_K1"), setting("BM25_B")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            LEXICAL_SQL.format(matches=matches_sql),
-            [lexemes, *matches_params, lexemes, float(max(corpus_size, 1)), k1, k1, b, b, average, k],
+    if sum(frequencies.values()) <= budget or (filtered_rows is not None and filtered_rows <= budget):
+        matches_sql, matches_params = (
+            _matching(queryset, tsquery_any(lexemes)).values("id").query.sql_with_params()
         )
+        sql = LEXICAL_SQL.format(matches=matches_sql, bm25=BM25_SQL)
+        params = [lexemes, *matches_params, lexemes, float(max(corpus_size, 1)), k1, k1, b, b, average, k]
+    else:
+        size = float(max(corpus_size, 1, *frequencies.values()))
+        idf = [math.log(1 + (size - frequencies[lx] + 0.5) / (frequencies[lx] + 0.5)) for lx in lexemes]
+        present = sorted((lx for lx in lexemes if frequencies[lx] > 0), key=lambda lx: (frequencies[lx], lx))
+        rarest, held = [], 0
+        for lexeme in present:
+            if rarest and held + frequencies[lexeme] > budget:
+                break
+            rarest.append(lexeme)
+            held += frequencies[lexeme]
+        every_sql, every_params = (
+            _matching(queryset, tsquery_all(present)).values("id")[:budget].query.sql_with_params()
+        )
+        rarest_sql, rarest_params = (
+            _matching(queryset, tsquery_any(rarest)).values("id")[:budget].query.sql_with_params()
+        )
+        sql = BOUNDED_LEXICAL_SQL.format(every_word=every_sql, rarest_words=rarest_sql, bm25=BM25_SQL)
+        params = [lexemes, idf, *every_params, *rarest_params, lexemes, k1, k1, b, b, average, k]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
         return [
             (pk, score, min(1.0, score / ideal) if ideal else 0.0) for pk, score, ideal in cursor.fetchall()
         ]
+
+
+def estimated_rows(queryset) -> int:
+    """The planner's estimate of how many rows ``queryset`` holds (no row is read)."""
+    sql, params = queryset.order_by().values("pk").query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (FORMAT JSON) " + sql, params)
+        plan = cursor.fetchone()[0]
+    if isinstance(plan, str):
+        plan = json.loads(plan)
+    return int(plan[0]["Plan"]["Plan Rows"])
+
+
+def vector_candidates(base, vector, n: int, *, filtered: bool, rows: int | None = None) -> tuple[list, str]:
+    """The ids of the ``n`` memories of ``base`` closest to ``vector``, and the plan that found them.
+
+    pgvector 0.6's HNSW scan yields at most ``hnsw.ef_search`` rows and filters them afterwards, so a
+    selective filter can leave fewer (or other) rows than the true nearest. Unfiltered: the index, at
+    ef_search = max(n, HNSW_EF_SEARCH). Filtered: an exact scan when the planner expects at most
+    VECTOR_EXACT_MAX_ROWS rows; otherwise the index with ef_search raised so that n ×
+    VECTOR_OVERFETCH of the rows it yields should pass the filter (at most HNSW_EF_SEARCH_MAX), and
+    an exact scan after all if it still yields fewer than n. Call inside a transaction (ef_search
+    is set for it)."""
+    ef_search = max(n, setting("HNSW_EF_SEARCH"))
+    plan = "hnsw"
+    if filtered:
+        rows = estimated_rows(base) if rows is None else rows
+        if rows <= setting("VECTOR_EXACT_MAX_ROWS"):
+            plan = "exact"
+        else:
+            corpus, _ = corpus_stats()
+            wanted = math.ceil(n * setting("VECTOR_OVERFETCH") * max(corpus, rows) / max(rows, 1))
+            ef_search = min(setting("HNSW_EF_SEARCH_MAX"), max(ef_search, wanted))
+    if plan == "hnsw":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(ef_search)])
+    ids = list(base.nearest(vector, n, exact=plan == "exact").values_list("pk", flat=True))
+    if filtered and plan == "hnsw" and len(ids) < n:
+        plan = "hnsw, then exact"
+        ids = list(base.nearest(vector, n, exact=True).values_list("pk", flat=True))
+    return ids, plan
 
 
 def _validate(query, limit, memory_type, category, priority, mode) -> tuple[str, int]:
@@ -236,14 +430,13 @@ def memory_search(
     outcome.detected_entities = detected.entities
     outcome.intent_types = boosted = intent_types(query) if mode == "full" else []
     hits = []
+    fusion = fusion_context(candidates, query)
     for candidate in candidates:
-        scored = score_candidate(candidate, mode=mode, boosted=boosted, strict=strict, now=now)
+        scored = score_candidate(candidate, mode=mode, boosted=boosted, strict=strict, now=now, fusion=fusion)
         if scored is not None:
             hits.append(SearchHit(candidate.memory, *scored))
+    # One ordering: a memory about an entity the question names is boosted, not put in a group above.
     hits.sort(key=lambda hit: (-hit.score, str(hit.memory.pk)))
-    if any(candidate.entity_match for candidate in candidates):
-        # Memories about the entities the question names come first; the rest fill the limit.
-        hits.sort(key=lambda hit: not hit.explain["entity_match"])
     outcome.results = hits[:limit]
     if record and outcome.results:
         record_retrieval(outcome.results, session, now)
@@ -264,18 +457,19 @@ class Candidate:
 def gather_candidates(
     base, query: str, n: int, *, lists=("vector", "lexical"), exact: bool = False, detect: bool = False
 ) -> tuple[list[Candidate], entity_service.Detected]:
-    """The top ``n`` of each candidate list, with every feature the scoring needs."""
-    # The query is embedded on another thread while the database ranks it lexically.
-    pending_vector = _embedder_thread.submit(embeddings.encode_one, query)
+    """The top ``n`` of each candidate list, with every feature the scoring needs. ``exact`` says a
+    filter applies (the vector list then plans for it: :func:`vector_candidates`)."""
+    # The query is embedded on another thread (with concurrent requests' queries) while the database
+    # ranks it lexically.
+    pending_vector = embeddings.submit_query(query)
     with transaction.atomic():
-        lexical = lexical_candidates(base, query, n) if "lexical" in lists else []
+        filtered_rows = estimated_rows(base) if exact else None
+        lexical = (
+            lexical_candidates(base, query, n, filtered_rows=filtered_rows) if "lexical" in lists else []
+        )
         vector = pending_vector.result()
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT set_config('hnsw.ef_search', %s, true)", [str(max(n, setting("HNSW_EF_SEARCH")))]
-            )
         vector_ids = (
-            list(base.nearest(vector, n, exact=exact).values_list("pk", flat=True))
+            vector_candidates(base, vector, n, filtered=exact, rows=filtered_rows)[0]
             if "vector" in lists
             else []
         )
@@ -286,10 +480,15 @@ def gather_candidates(
     memories = {
         m.pk: m
         for m in Memory.objects.filter(pk__in=set(vector_rank) | set(lexical_rank))
+        .order_by()
         .defer("embedding", "search_vector")
         .annotate(distance=CosineDistance("embedding", vector))
     }
-    detected = entity_service.detect_in_text(query) if detect else entity_service.Detected()
+    detected = (
+        entity_service.detect_in_text(query, index=entity_service.name_index())
+        if detect
+        else entity_service.Detected()
+    )
     if not memories:
         return [], detected
     ids = list(memories)
@@ -316,11 +515,115 @@ def gather_candidates(
     return candidates, detected
 
 
-def score_candidate(candidate: Candidate, *, mode: str, boosted: list[str], strict: bool, now: datetime):
+@dataclass
+class FusionContext:
+    """What fusion needs to know about the whole candidate set of one query."""
+
+    max_lexical: float = 0.0
+    max_coverage: float = 0.0
+    names_things: bool = False  # the query names a person, product or identifier
+    min_similarity: float = 0.0
+    max_similarity: float = 1.0
+
+    @property
+    def alpha(self) -> float:
+        """The weight of similarity for this query. ``adaptive``: FUSION_ALPHA_MIN when the query
+        names someone or something (a proper name, an identifier, a number: exact words decide);
+        otherwise FUSION_ALPHA_MAX when the best lexical match covers little of the question's
+        informative words (the low end of FUSION_COVERAGE_RANGE: a paraphrase, meaning decides),
+        FUSION_ALPHA_MIN when it covers most of them (the high end), linear in between."""
+        if setting("FUSION_METHOD") != "adaptive":
+            return setting("FUSION_ALPHA")
+        high, low = setting("FUSION_ALPHA_MAX"), setting("FUSION_ALPHA_MIN")
+        if self.names_things:
+            return low
+        start, end = setting("FUSION_COVERAGE_RANGE")
+        lexical_evidence = min(1.0, max(0.0, (self.max_coverage - start) / max(end - start, 1e-9)))
+        return high - (high - low) * lexical_evidence
+
+
+NAMES_THINGS = re.compile(
+    r"`[^`]+`|(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+|\b[A-Za-z]+[_/:][A-Za-z0-9]|\b[A-Za-z]{2,}\.[A-Za-z]{2,}|\b[a-z]+[A-Z]\w*"
+)
+
+
+def names_things(query: str) -> bool:
+    """Whether a question names someone or something exactly: a capitalized name inside the
+    sentence, an identifier (snake_case, dotted.name, a/path, camelCase) or a code span. Acronyms
+    (API, SDK), numbers and hyphenated words ("end-to-end", "single-bill") do not count: paraphrases
+    use them too."""
+    return bool(NAMES_THINGS.search(query.strip()))
+
+
+def fusion_context(candidates: list[Candidate], query: str = "") -> FusionContext:
+    if not candidates:
+        return FusionContext()
+    similarities = [c.similarity for c in candidates]
+    return FusionContext(
+        max_lexical=max((c.lexical_score or 0.0) for c in candidates),
+        max_coverage=max(c.lexical_coverage for c in candidates),
+        names_things=names_things(query),
+        min_similarity=min(similarities),
+        max_similarity=max(similarities),
+    )
+
+
+def fused_relevance(candidate: Candidate, fusion: FusionContext) -> tuple[float, dict]:
+    """The base relevance of a candidate from its two signals, and the parts it was made of
+    (FUSION_METHOD, README "Ranking").
+
+    - ``adaptive`` / ``convex``: α × the similarity min-max normalised over the candidates +
+      (1 − α) × the BM25 score divided by the best BM25 score of the candidates, α from
+      :attr:`FusionContext.alpha` (``convex``: FUSION_ALPHA for every query);
+    - ``absolute``: FUSION_ALPHA × similarity + (1 − FUSION_ALPHA) × coverage, unnormalised;
+    - ``rrf``: Σ 1 / (RRF_K + rank) over the two lists;
+    - ``bonus``: similarity + LEXICAL_WEIGHT × coverage^LEXICAL_COVERAGE_POWER (the formula before
+      issue 16)."""
+    method = setting("FUSION_METHOD")
+    if method == "rrf":
+        k = setting("RRF_K")
+        ranks = (candidate.vector_rank, candidate.lexical_rank)
+        return sum(1.0 / (k + rank) for rank in ranks if rank), {"method": method, "k": k}
+    if method == "bonus":
+        lexical = setting("LEXICAL_WEIGHT") * candidate.lexical_coverage ** setting("LEXICAL_COVERAGE_POWER")
+        return max(candidate.similarity, 0.0) + lexical, {"method": method}
+    if method == "absolute":
+        alpha = setting("FUSION_ALPHA")
+        semantic, lexical = max(candidate.similarity, 0.0), candidate.lexical_coverage
+    else:
+        # A floor on the spread: two near-identical memories stay near-equal instead of 1 and 0, so
+        # feedback and the other factors can still order them.
+        spread = fusion.max_similarity - fusion.min_similarity
+        semantic = (
+            (candidate.similarity - fusion.min_similarity) / max(spread, setting("FUSION_MIN_SPREAD"))
+            if spread > 1e-9
+            else 1.0
+        )
+        lexical = (candidate.lexical_score or 0.0) / fusion.max_lexical if fusion.max_lexical > 0 else 0.0
+        alpha = fusion.alpha
+    parts = {
+        "method": method,
+        "alpha": round(alpha, 4),
+        "semantic": round(semantic, 4),
+        "lexical": round(lexical, 4),
+    }
+    return alpha * semantic + (1.0 - alpha) * lexical, parts
+
+
+def score_candidate(
+    candidate: Candidate,
+    *,
+    mode: str,
+    boosted: list[str],
+    strict: bool,
+    now: datetime,
+    fusion: FusionContext | None = None,
+):
     """``(score, explain)`` for one candidate, or None when it falls below the similarity floor.
 
-    relevance = similarity + LEXICAL_WEIGHT × coverage^LEXICAL_COVERAGE_POWER; in ``full`` mode it
-    is multiplied by each factor raised to its RANKING_EXPONENTS entry."""
+    The relevance fuses similarity and BM25 (:func:`fused_relevance`); in ``full`` mode it is
+    multiplied by each factor raised to its RANKING_EXPONENTS entry, and by ENTITY_MATCH_BOOST for
+    a memory about an entity the question names."""
     memory = candidate.memory
     explain = {
         "vector_rank": candidate.vector_rank,
@@ -340,8 +643,7 @@ def score_candidate(candidate: Candidate, *, mode: str, boosted: list[str], stri
             floor = setting("SIMILARITY_FLOOR_ENTITY") if entity_filtered else setting("SIMILARITY_FLOOR")
             if candidate.similarity < floor:
                 return None
-        lexical = setting("LEXICAL_WEIGHT") * candidate.lexical_coverage ** setting("LEXICAL_COVERAGE_POWER")
-        score = max(candidate.similarity, 0.0) + lexical
+        score, explain["fusion"] = fused_relevance(candidate, fusion or fusion_context([candidate]))
         explain["relevance"] = round(score, 6)
         if mode == "full":
             factors = {
@@ -353,9 +655,12 @@ def score_candidate(candidate: Candidate, *, mode: str, boosted: list[str], stri
             }
             exponents = setting("RANKING_EXPONENTS")
             applied = {name: value ** exponents[name] for name, value in factors.items()}
+            if candidate.entity_match:
+                applied["entity_match"] = setting("ENTITY_MATCH_BOOST")
             for name, value in factors.items():
                 explain[name] = round(value, 4)
-                score *= applied[name]
+            for value in applied.values():
+                score *= value
             explain["applied"] = {name: round(value, 4) for name, value in applied.items()}
     explain["score"] = round(score, 6)
     return score, explain
@@ -366,10 +671,13 @@ def record_retrieval(hits: list[SearchHit], session: Session | None, now: dateti
     ids = [hit.memory.pk for hit in hits]
     Memory.objects.filter(pk__in=ids).update(retrieval_count=F("retrieval_count") + 1, last_retrieved_at=now)
     if session is not None:
+        # Shown again (after a reset of the agent's history): when it was last shown is what counts.
         Recall.objects.bulk_create(
             [
                 Recall(session=session, memory=hit.memory, rank=rank, score=hit.score, surfaced_at=now)
                 for rank, hit in enumerate(hits, start=1)
             ],
-            ignore_conflicts=True,  # shown before in this session: the first showing stands
+            update_conflicts=True,
+            unique_fields=["session", "memory"],
+            update_fields=["surfaced_at"],
         )

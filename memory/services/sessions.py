@@ -13,10 +13,20 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
+from django.db.models import Max
 from django.utils import timezone
 
 from memory.conf import setting
-from memory.models import Agent, FeedbackSource, ImplicitLabel, Role, Session, SessionMessage, Signal
+from memory.models import (
+    Agent,
+    ExtractionStatus,
+    FeedbackSource,
+    ImplicitLabel,
+    Role,
+    Session,
+    SessionMessage,
+    Signal,
+)
 from memory.services import entities as entity_service
 from memory.services.errors import InvalidInput, NotFound
 from memory.services.extraction import extraction_queue
@@ -221,7 +231,9 @@ def session_end(
     ended_at: datetime | None = None,
 ) -> tuple[Session, bool]:
     """Record the outcome and give the memories the session was shown an implicit event.
-    Ending twice changes nothing the second time; returns the session and whether this call ended it."""
+    Ending twice changes nothing the second time — unless messages arrived in between (the session
+    was resumed): then the new outcome is recorded, what was shown since the last end is rated, and
+    the new messages are extracted. Returns the session and whether this call ended it (again)."""
     errors: dict[str, list[str]] = {}
     for name, value in (("error_count", error_count), ("retry_count", retry_count)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -241,25 +253,52 @@ def session_end(
     outcome = implicit_score(
         duration_ms=duration_ms, error_count=error_count, retry_count=retry_count, success=success
     )
+    now = timezone.now()
+    fields = {
+        "ended_at": ended_at or now,
+        "success": success,
+        "duration_ms": duration_ms,
+        "error_count": error_count,
+        "retry_count": retry_count,
+        "files_touched": files,
+        "summary": redact(summary)[0],
+        "evaluation": redact(evaluation)[0],
+        "strategy": redact(strategy)[0],
+        "implicit_score": outcome.score,
+        "implicit_label": outcome.label,
+        "updated_at": now,
+    }
     with transaction.atomic():
-        claimed = Session.objects.filter(pk=session.pk, ended_at__isnull=True).update(
-            ended_at=ended_at or timezone.now(),
-            success=success,
-            duration_ms=duration_ms,
-            error_count=error_count,
-            retry_count=retry_count,
-            files_touched=files,
-            summary=redact(summary)[0],
-            evaluation=redact(evaluation)[0],
-            strategy=redact(strategy)[0],
-            implicit_score=outcome.score,
-            implicit_label=outcome.label,
-            updated_at=timezone.now(),
+        last_seq = session.messages.aggregate(last=Max("seq"))["last"]
+        previous_end = (
+            Session.objects.filter(pk=session.pk).values_list("ended_at", "ended_through_seq").first()
         )
+        claimed = Session.objects.filter(pk=session.pk, ended_at__isnull=True).update(
+            **fields, ended_through_seq=last_seq
+        )
+        resumed = False
+        if not claimed and previous_end and previous_end[0] is not None and last_seq is not None:
+            # Resumed and ended again (DESIGN.md §4.8): new messages since the last end are learnt from,
+            # and the new outcome is recorded; an end with nothing new changes nothing.
+            earlier = previous_end[1]
+            if earlier is None or last_seq > earlier:
+                guard = (
+                    {"ended_through_seq__isnull": True} if earlier is None else {"ended_through_seq": earlier}
+                )
+                resumed = bool(
+                    Session.objects.filter(pk=session.pk, **guard).update(
+                        **fields, ended_through_seq=last_seq
+                    )
+                )
         session.refresh_from_db()
-        if claimed and outcome.label != ImplicitLabel.NEUTRAL:
+        if (claimed or resumed) and outcome.label != ImplicitLabel.NEUTRAL:
             signal = Signal.HELPFUL if outcome.label == ImplicitLabel.HELPFUL else Signal.HARMFUL
-            for recall in session.recalls.select_related("memory"):
+            # In memory order: two sessions ending at once that were shown the same memories lock
+            # them in the same order (otherwise they deadlock; seen under bench.load).
+            recalls = session.recalls.select_related("memory").order_by("memory_id")
+            if resumed:  # each end rates what was shown since the end before
+                recalls = recalls.filter(surfaced_at__gt=previous_end[0])
+            for recall in recalls:
                 feedback_record(
                     memory=recall.memory,
                     signal=signal,
@@ -268,6 +307,16 @@ def session_end(
                     user=session.user,
                     session=session,
                 )
-        if claimed:
+        if resumed:
+            Session.objects.filter(
+                pk=session.pk, extraction_status__in=[ExtractionStatus.DONE, ExtractionStatus.FAILED]
+            ).update(
+                extraction_status=ExtractionStatus.PENDING,
+                extraction_attempts=0,
+                extraction_error="",
+                extraction_lease_until=None,
+            )
+            session.refresh_from_db()
+        if claimed or resumed:
             extraction_queue(session)
-    return session, bool(claimed)
+    return session, bool(claimed or resumed)

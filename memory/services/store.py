@@ -332,6 +332,7 @@ def _plans(prepared: list[PreparedMemory]) -> list[_Plan]:
         not entity_service.normalize_slug(ref) for p in prepared for ref in p.entity_refs
     ) or any(p.kind == Kind.OBSERVATION and not p.entity_refs for p in prepared)
     pool = list(Entity.objects.canonical()) if needs_pool else None
+    index = entity_service.NameIndex.build(pool) if pool is not None else None
     plans, ambiguities = [], {}
     for item in prepared:
         resolution = entity_service.resolve_references(
@@ -340,7 +341,7 @@ def _plans(prepared: list[PreparedMemory]) -> list[_Plan]:
         ambiguities.update(resolution.ambiguities)
         plan = _Plan(item, list(resolution.entities), resolution.unknown)
         if item.kind == Kind.OBSERVATION and not item.entity_refs:
-            detected = entity_service.detect_in_text(item.content, pool)
+            detected = entity_service.detect_in_text(item.content, pool, index=index)
             plan.entities += [e for e in detected.entities if e not in plan.entities]
             plan.ambiguities = detected.ambiguities
         plans.append(plan)

@@ -22,6 +22,7 @@
     405: "That action is not available here.",
     413: "That is too large to send.",
     429: "Too many requests; wait a moment and try again.",
+    503: "The database is unavailable for a moment; nothing was changed. Try again in a few seconds.",
   };
 
   document.addEventListener("htmx:responseError", (event) => {

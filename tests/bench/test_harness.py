@@ -105,3 +105,63 @@ def test_the_retrieval_harness_refuses_a_dataset_with_unknown_relevant_ids(tmp_p
         timeout=120,
     )
     assert result.returncode != 0 and "unknown memories" in result.stderr
+
+
+def test_the_latency_harness_measures_a_tiny_corpus_end_to_end(db):
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.latency",
+            "--memories",
+            "160",
+            "--queries",
+            "10",
+            "--store-batched",
+            "40",
+            "--store-single",
+            "5",
+            "--profile",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=os.environ.copy(),
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["memories"] == 160
+    for name in (
+        "search_service",
+        "search_service_entity_1pct",
+        "search_http",
+        "vector_hnsw",
+        "vector_exact",
+    ):
+        assert report[name]["n"] >= 10 and report[name]["p95_ms"] >= report[name]["p50_ms"] > 0
+    assert report["store_batched"]["memories"] == 40
+    # The filtered vector search finds what an exact scan of the same filter finds.
+    assert report["recall_entity_project"]["recall"] == 1.0
+    assert "lexical: BM25 candidates" in report["profile_service"]["sql"]
+    assert "memory_search (all of it)" in report["profile_service"]["python"]
+
+
+def test_the_load_harness_drives_a_live_server_with_searches_stores_and_sessions(live_server, embedder):
+    from django.contrib.auth import get_user_model
+
+    from bench.load import run_load
+    from memory.services.store import memory_store_batch
+    from memory.services.tokens import token_create
+
+    memory_store_batch([{"content": f"Webhook retries are capped at {i} attempts."} for i in range(20)])
+    _, key = token_create(
+        user=get_user_model().objects.create_user(username="loader"), scopes=["read", "write"]
+    )
+    report = run_load(live_server.url, key, clients=4, seconds=3, session_share=0.5)
+    assert report["errors"] == {}
+    operations = report["operations"]
+    assert operations["search"]["n"] > 0 and operations["session_start"]["n"] == 2
+    assert operations["session_end"]["n"] == 2
+    assert report["requests_per_second"] > 0
+    assert {"p50_ms", "p95_ms", "p99_ms"} <= set(operations["search"])

@@ -87,7 +87,15 @@ def tokens(transactional_db) -> dict[str, str]:
     }
 
 
-def api(base: str, token: str, method: str, path: str, body: dict | None = None, query: str = ""):
+def api(
+    base: str,
+    token: str,
+    method: str,
+    path: str,
+    body: dict | None = None,
+    query: str = "",
+    timeout: float = 60,
+):
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(
         f"{base}/api/v1{path}{query}",
@@ -96,7 +104,7 @@ def api(base: str, token: str, method: str, path: str, body: dict | None = None,
         headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
     )
     try:
-        with urllib.request.urlopen(request, timeout=60) as response:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             return response.status, json.loads(response.read() or b"{}")
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read() or b"{}")

@@ -36,7 +36,7 @@ def test_install_claude_code_writes_hooks_mcp_and_the_import_line_once(lane_serv
         assert done.returncode == 0, done.stderr
 
     settings = json.loads((project / ".claude" / "settings.local.json").read_text())
-    assert settings["permissions"] == {"allow": ["Bash(ls)"]}  # other settings kept
+    assert settings["permissions"]["allow"][0] == "Bash(ls)"  # other settings kept
     commands = {
         event: [hook["command"] for group in groups for hook in group["hooks"]]
         for event, groups in settings["hooks"].items()
@@ -54,15 +54,21 @@ def test_install_claude_code_writes_hooks_mcp_and_the_import_line_once(lane_serv
         assert ours == [f"{MEMLANE} hook {name}"], commands[event]
     assert settings["hooks"]["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
 
+    # The memory tools are allowed (no prompt, and `claude -p` may call them), once.
+    assert settings["permissions"]["allow"].count("mcp__memory-lane") == 1
+    # .mcp.json is committed by teams: no machine's path in it, no server URL or token either.
     server = json.loads((project / ".mcp.json").read_text())["mcpServers"]["memory-lane"]
-    assert server["type"] == "http" and server["url"] == "${MEMLANE_URL:-" + lane_server + "}/mcp"
-    assert server["headersHelper"] == f"{MEMLANE} mcp-headers"
+    assert server == {"type": "stdio", "command": "memlane", "args": ["mcp"]}
+    assert lane_server not in (project / ".mcp.json").read_text()
     claude_md = (project / "CLAUDE.md").read_text()
     assert claude_md.startswith("# Billing API\n") and claude_md.count("@.claude/team-memory.md") == 1
     assert (project / ".claude" / "team-memory.md").read_text().startswith("# Team memory")
 
     headers, _ = run_memlane(["mcp-headers"], memlane_env)
-    assert json.loads(headers.stdout) == {"Authorization": f"Bearer {memlane_env['MEMLANE_TOKEN']}"}
+    assert json.loads(headers.stdout) == {
+        "Authorization": f"Bearer {memlane_env['MEMLANE_TOKEN']}",
+        "X-Memlane-Agent": "claude-code",
+    }
 
 
 def test_install_opencode_copies_the_plugin_and_writes_the_import_line_once(memlane_env, tmp_path):
@@ -220,13 +226,17 @@ def test_the_claude_code_plugin_declares_its_hooks_skills_mcp_server_and_marketp
     assert hooks["SessionStart"][0]["matcher"] == "startup|resume|clear|compact"
     assert hooks["PostToolUse"][0]["matcher"] == "Edit|Write|MultiEdit|NotebookEdit"
     assert hooks["PostToolUse"][0]["hooks"][0]["async"] is True
+    # The plugin's MCP server is `memlane mcp`: it reads the same configuration as the hooks.
     server = json.loads((PLUGIN / ".mcp.json").read_text())["mcpServers"]["memory-lane"]
-    assert server["type"] == "http" and server["url"].endswith("/mcp")
+    assert server == {"type": "stdio", "command": "memlane", "args": ["mcp"]}
     for skill in ("remember", "recall", "feedback"):
         text = (PLUGIN / "skills" / skill / "SKILL.md").read_text()
         front = text.split("---")[1]
         assert re.search(rf"^name: {skill}$", front, re.M) and re.search(r"^description: .{40,}", front, re.M)
         assert "$ARGUMENTS" in text and f"memlane {skill}" in text
+        # Claude Code names a plugin's MCP tools mcp__plugin_<plugin>_<server>__<tool>.
+        tools = re.search(r"^allowed-tools: (.*)$", front, re.M).group(1)
+        assert f"mcp__plugin_{manifest['name']}_memory-lane__memory_lane_" in tools
 
 
 def test_kept_uploads_are_given_up_when_their_transcript_is_gone_or_they_are_too_old(tmp_path):

@@ -289,3 +289,49 @@ def test_unknown_arguments_are_refused_naming_them_and_stores_explain_their_deci
     decision = changed.structured_content["decision"]
     assert decision["operation"] == "UPDATE" and decision["reason"] == "version changed: 18 → 20"
     assert decision["compared_with"] == first.structured_content["memory"]["id"]
+
+
+def test_memlane_mcp_relays_over_stdio_and_ties_tool_calls_to_the_agent_session(
+    lane_server, tokens, memlane_env, tmp_path
+):
+    """What Claude Code runs from .mcp.json: `memlane mcp` over stdio, with the session the
+    SessionStart hook recorded for this directory; stores and finds belong to that session."""
+    from mcp.client.stdio import StdioServerParameters
+
+    from memory.models import Memory, Recall
+    from tests.integrations.conftest import MEMLANE, hook_payload, run_memlane
+
+    project = tmp_path / "billing-api"
+    project.mkdir()
+    start = hook_payload("session_start", session_id="cc-mcp-1", cwd=str(project), source="startup")
+    started, _ = run_memlane(
+        ["hook", "session-start"], memlane_env, stdin=json.dumps(start), cwd=str(project)
+    )
+    assert started.returncode == 0, started.stderr
+
+    async def scenario():
+        server = StdioServerParameters(command=MEMLANE, args=["mcp"], env=memlane_env, cwd=str(project))
+        async with Client(server) as client:
+            tools = await client.list_tools()
+            stored = await client.call_tool(
+                "memory_lane_store",
+                {"information": "The billing API pins Node 20 in CI.", "type": "decision"},
+            )
+            found = await client.call_tool("memory_lane_find", {"query": "which Node does billing pin?"})
+            return tools, stored, found
+
+    tools, stored, found = run(scenario())
+    assert "memory_lane_store" in {tool.name for tool in tools.tools}
+    assert not stored.is_error, stored.content
+    memory = Memory.objects.get(pk=stored.structured_content["memory"]["id"])
+    assert memory.session.external_id == "cc-mcp-1" and memory.agent_name == "claude-code"
+    assert found.structured_content["results"][0]["memory"]["id"] == str(memory.pk)
+    assert Recall.objects.filter(session=memory.session, memory=memory).exists()
+
+    # The server down: each request gets a JSON-RPC error saying so, and the relay keeps serving.
+    down = {**memlane_env, "MEMLANE_URL": "http://127.0.0.1:9"}
+    lines = json.dumps(INITIALIZE) + "\n" + json.dumps({**INITIALIZE, "id": 2}) + "\n"
+    relayed, _ = run_memlane(["mcp"], down, stdin=lines, cwd=str(project))
+    replies = [json.loads(line) for line in relayed.stdout.splitlines()]
+    assert relayed.returncode == 0 and [reply["id"] for reply in replies] == [1, 2]
+    assert all("unreachable" in reply["error"]["message"] for reply in replies)

@@ -42,3 +42,14 @@ def test_the_readme_documents_every_variable_the_settings_read():
     readme = (ROOT / "README.md").read_text()
     missing = sorted(name for name in settings_variables() if f"`{name}`" not in readme)
     assert not missing, missing
+
+
+def test_web_and_workers_scale_out_to_two_each_with_one_beat():
+    services = COMPOSE["services"]
+    assert services["web"]["deploy"]["replicas"] == 2
+    assert services["worker"]["deploy"]["replicas"] == 2
+    assert services["beat"]["deploy"]["replicas"] == 1
+    worker = services["worker"]["command"]
+    assert worker[worker.index("--hostname") + 1] == "worker@%h"  # distinct names per replica
+    # Two replicas cannot share one host port: the web service publishes a range.
+    assert all("}-${" in port.rsplit(":", 1)[0] for port in services["web"]["ports"])

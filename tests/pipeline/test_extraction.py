@@ -298,3 +298,35 @@ def test_an_extracted_memory_links_to_the_messages_it_came_from(ended_session, a
     assert evidence["session_id"] == "evidence" and evidence["seq_start"] == 2
     messages = client.get(evidence["messages"]).json()
     assert [m["seq"] for m in messages] == [2] and "sentence case" in messages[0]["content"]
+
+
+def test_a_resumed_session_ended_again_learns_from_its_new_messages_only(ended_session, member):
+    from memory.services.sessions import messages_append, session_end
+
+    session = ended_session(external_id="cc-resumed")
+    first = extraction_run(session.pk)
+    assert first.status == ExtractionStatus.DONE and first.added
+    before = set(Memory.objects.values_list("pk", flat=True))
+    # The agent resumes the session (same id) and works on: new messages, then a second end.
+    messages_append(
+        session=session,
+        messages=[
+            {"seq": 10, "role": "user", "content": "Let's add the refresh endpoint now."},
+            {
+                "seq": 11,
+                "role": "user",
+                "content": "Careful: always rotate the refresh token on every use, or a stolen token lives forever.",
+            },
+        ],
+    )
+    session, ended_again = session_end(session=session, success=False, duration_ms=3_600_000, error_count=5)
+    assert ended_again and session.implicit_label == "harmful"  # the new outcome is recorded
+    assert session.extraction_status == ExtractionStatus.PENDING
+    second = extraction_run(session.pk)
+    new = Memory.objects.exclude(pk__in=before)
+    assert second.status == ExtractionStatus.DONE
+    assert [m.content for m in new] and all("refresh token" in m.content for m in new)
+    assert Session.objects.get(pk=session.pk).extracted_through_seq == 11
+    # An end with nothing new changes nothing.
+    _, again = session_end(session=session, success=True)
+    assert not again and Session.objects.get(pk=session.pk).implicit_label == "harmful"

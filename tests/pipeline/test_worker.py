@@ -9,7 +9,6 @@ import os
 import signal
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -19,23 +18,9 @@ from memory.models import ExtractionStatus, Memory, Session
 from memory.services.tokens import token_create
 from tests.llm_server import fake_llm
 from tests.pipeline.conftest import CORRECTION_TRANSCRIPT, WORKED_OUTCOME
-from tests.workers import celery_worker
+from tests.workers import celery_worker, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("embedder")]
-
-WAIT_SECONDS = 120
-
-
-def wait_for(predicate, *, what: str, log: Path | None = None, timeout: float = WAIT_SECONDS):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.3)
-    if log is not None and log.exists():
-        print(log.read_text()[-6000:])
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture

@@ -218,12 +218,22 @@ export const MemoryLanePlugin: Plugin = async ({ client, directory, worktree }) 
   const ended = new Set<string>()
   const uploads = new Map<string, Promise<void>>()
 
+  // The context is fetched once per session per process, and the system prompt carries it on every
+  // turn. A session continued in a new process (`opencode run --session <id>`) starts with none of it
+  // in the model's view, so the first fetch in a process asks for it afresh: the server then serves
+  // what the session was shown before instead of leaving it out.
   const context = (sessionID: string) => {
     if (!contexts.has(sessionID))
       contexts.set(
         sessionID,
         request(config, "GET", "/api/v1/context", {
-          query: { session_id: sessionID, project, budget_tokens: config.context_budget_tokens, format: "markdown" },
+          query: {
+            session_id: sessionID,
+            project,
+            budget_tokens: config.context_budget_tokens,
+            format: "markdown",
+            fresh: "true",
+          },
           raw: true,
         })
           .then((markdown: string) => cap(markdown, config.context_max_chars))

@@ -360,3 +360,13 @@ def test_a_project_context_for_a_task_leaves_out_another_projects_memories(proje
     shown = {item.memory for item in result.items}
     assert project_memories["web"] in shown
     assert project_memories["billing"] not in shown
+
+
+def test_after_a_compaction_the_session_is_shown_its_team_memory_again(six_memories, session):
+    # /compact and /clear throw away the history that held the context: `fresh` serves it again.
+    first = context_build(session=session)
+    assert first.items and context_build(session=session).markdown == ""
+    again = context_build(session=session, fresh=True)
+    assert {item.memory.pk for item in again.items} == {item.memory.pk for item in first.items}
+    # …and from then on the session is not shown twice what it was shown since.
+    assert context_build(session=session).markdown == ""

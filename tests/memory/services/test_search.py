@@ -9,7 +9,7 @@ from memory.models import Memory, Recall, Session
 from memory.services.errors import AmbiguousEntity, InvalidInput
 from memory.services.feedback import feedback_record
 from memory.services.maturity import memory_deprecate
-from memory.services.search import intent_types, memory_search
+from memory.services.search import FusionContext, intent_types, memory_search, names_things
 from memory.services.store import memory_store
 
 pytestmark = pytest.mark.usefixtures("embedder")
@@ -67,8 +67,10 @@ def test_the_explain_breakdown_multiplies_to_the_score(db):
     store("Billing retries use exponential backoff capped at five attempts.", memory_type="decision")
     hit = memory_search(query="billing retry backoff", record=False).results[0]
     explain = hit.explain
+    fusion = explain["fusion"]
+    assert fusion["method"] == "adaptive"
     assert explain["relevance"] == pytest.approx(
-        explain["similarity"] + 0.1 * explain["lexical_coverage"] ** 2, abs=1e-3
+        fusion["alpha"] * fusion["semantic"] + (1 - fusion["alpha"]) * fusion["lexical"], abs=1e-3
     )
     product = explain["relevance"]
     for factor in ("type_weight", "intent_boost", "feedback_score", "decay", "maturity_multiplier"):
@@ -78,13 +80,15 @@ def test_the_explain_breakdown_multiplies_to_the_score(db):
     assert explain["similarity"] > 0.5 and explain["vector_rank"] == 1 and explain["lexical_rank"] == 1
 
 
-def test_an_exact_identifier_match_outranks_a_closer_paraphrase(db):
+def test_an_exact_identifier_match_outranks_a_closer_paraphrase(db, settings):
     exact = store("ERR_LEDGER_LOCK_TIMEOUT: the nightly rollup holds the lock; retry after 02:30 UTC.")
     store("When the ledger is locked by a job, wait for the job to finish before retrying requests.")
     store("ERR_INVOICE_LOCKED means a finance user is editing the invoice.")
     outcome = memory_search(query="what does ERR_LEDGER_LOCK_TIMEOUT mean?", record=False)
     assert ids(outcome)[0] == exact.pk
-    assert outcome.results[0].explain["lexical_coverage"] > 0.5
+    fusion = outcome.results[0].explain["fusion"]
+    # The question names an identifier, so the word match weighs most, and this is the best one.
+    assert fusion["alpha"] == settings.MEMORY_LANE["FUSION_ALPHA_MIN"]
 
 
 def test_ranking_factors_follow_their_exponents(db, settings):
@@ -184,3 +188,52 @@ def test_modes_give_each_ranking(db):
     for mode in ("fts", "vector", "hybrid", "full"):
         hit = memory_search(query="alembic migrations in CI", mode=mode, record=False).results[0]
         assert ("type_weight" in hit.explain) == (mode == "full")
+
+
+@pytest.mark.parametrize(
+    "query, named",
+    [
+        ("what did Diego decide about retries?", True),
+        ("why does ERR_LEDGER_LOCK_TIMEOUT happen", True),
+        ("how is settings.MEMORY_LANE read", True),
+        ("what does `make migrate-test` do", True),
+        ("where is the useEffect cleanup", True),
+        ("How do we keep the test database schema current?", False),
+        ("which API version do we pin, 18 or 20?", False),
+        ("Why did we pick a queue over cron", False),
+        ("the end-to-end job broke on my single-bill screen", False),
+    ],
+)
+def test_a_question_that_names_someone_or_something_is_told_apart_from_a_paraphrase(query, named):
+    assert names_things(query) is named
+
+
+def test_fusion_leans_on_meaning_when_no_memory_shares_the_questions_words(settings):
+    low, high = settings.MEMORY_LANE["FUSION_ALPHA_MIN"], settings.MEMORY_LANE["FUSION_ALPHA_MAX"]
+    start, end = settings.MEMORY_LANE["FUSION_COVERAGE_RANGE"]
+    assert FusionContext(max_coverage=start / 2).alpha == high
+    assert FusionContext(max_coverage=end).alpha == low
+    assert low < FusionContext(max_coverage=(start + end) / 2).alpha < high
+    assert FusionContext(max_coverage=0.0, names_things=True).alpha == low
+
+
+def test_a_paraphrase_finds_the_memory_that_means_it_over_one_that_shares_its_words(db):
+    meant = store("Run make migrate-test before pytest: the test database schema is not migrated for you.")
+    store("Keep the database of customer records current by syncing it from the CRM every night.")
+    store("The schema registry keeps message formats for every Kafka topic.")
+    outcome = memory_search(query="how do I keep the test db schema current?", record=False)
+    assert ids(outcome)[0] == meant.pk
+
+
+def test_results_come_in_one_score_order_even_when_the_question_names_an_entity(db):
+    store("Billing invoices are rounded per line item.", entities=["project:billing-api"])
+    store("Retry policy: five attempts with exponential backoff and jitter for every HTTP client.")
+    store("Retries for webhooks use a dead-letter queue after three attempts.")
+    outcome = memory_search(query="what is the retry policy of the billing api?", record=False)
+    scores = [hit.score for hit in outcome.results]
+    assert scores == sorted(scores, reverse=True)
+    boosted = [hit for hit in outcome.results if hit.explain["entity_match"]]
+    assert boosted and all(hit.explain["applied"]["entity_match"] > 1.0 for hit in boosted)
+    # A memory about the named project whose text does not answer the question does not jump ahead
+    # of the ones that do: the boost is a factor, not a group.
+    assert not outcome.results[0].explain["entity_match"]

@@ -1,0 +1,302 @@
+"""Concurrent load: ``python -m bench.load [--clients 20] [--seconds 60] [--url URL --token TOKEN]``.
+
+N clients (threads, each with its own keep-alive HTTP connection) send requests for a fixed time:
+80% searches (GET /api/v1/search, limit 10) and 20% stores (POST /api/v1/observations), each
+client waiting for its answer before sending the next (a closed loop, as agents do). A share of the
+clients (``--session-share``) work inside a session: they register it first, pass its id with
+every request (recalls and authorship are written) and end it at the end. Prints throughput and
+p50/p95/p99 per operation, then one line of JSON.
+
+Without ``--url`` it prepares the server itself: it seeds the database of ``MEMORYLANE_HOME`` (or
+``DATABASE_URL``) with ``--memories`` synthetic memories when it holds fewer (the bulk loader of
+``bench.latency``), creates a token, starts ``python -m memorylane.runner`` on a free port with
+the same environment, runs the load, and stops the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+import uuid
+
+from bench.latency import percentile, synthetic_memories, synthetic_queries
+
+
+def summary(ms: list[float], seconds: float) -> dict:
+    if not ms:
+        return {"n": 0}
+    return {
+        "n": len(ms),
+        "per_second": round(len(ms) / seconds, 1),
+        "p50_ms": round(percentile(ms, 50), 1),
+        "p95_ms": round(percentile(ms, 95), 1),
+        "p99_ms": round(percentile(ms, 99), 1),
+        "mean_ms": round(statistics.fmean(ms), 1),
+    }
+
+
+class Client:
+    """One agent: a keep-alive connection and a closed loop of requests."""
+
+    def __init__(self, url: str, token: str, timeout: float) -> None:
+        parsed = urllib.parse.urlsplit(url)
+        self.host, self.port = parsed.hostname, parsed.port or 80
+        self.headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        self.timeout = timeout
+        self.connection: http.client.HTTPConnection | None = None
+
+    def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, bytes]:
+        payload = json.dumps(body).encode() if body is not None else None
+        for attempt in range(2):
+            if self.connection is None:
+                self.connection = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+            try:
+                self.connection.request(method, path, body=payload, headers=self.headers)
+                response = self.connection.getresponse()
+                return response.status, response.read()
+            except (ConnectionError, http.client.HTTPException, OSError):
+                self.connection.close()
+                self.connection = None
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
+
+
+def run_load(
+    url: str,
+    token: str,
+    *,
+    clients: int,
+    seconds: float,
+    search_share: float = 0.8,
+    session_share: float = 0.25,
+    seed: int = 5,
+    timeout: float = 30.0,
+) -> dict:
+    """Drive the server at ``url`` and return throughput and latency per operation."""
+    queries = synthetic_queries(2000, seed=seed)
+    run = uuid.uuid4().hex[:6]
+    contents = synthetic_memories(4000, seed=seed + 1, start=10_000_000)
+    timings: dict[str, list[float]] = {"search": [], "store": [], "session_start": [], "session_end": []}
+    errors: dict[str, int] = {}
+    lock = threading.Lock()
+    start_line = threading.Barrier(clients + 1)
+    deadline = [0.0]
+
+    def record(operation: str, started: float, status: int, ok: tuple[int, ...]) -> None:
+        elapsed = 1000 * (time.perf_counter() - started)
+        with lock:
+            if status in ok:
+                timings[operation].append(elapsed)
+            else:
+                errors[f"{operation} {status}"] = errors.get(f"{operation} {status}", 0) + 1
+
+    def agent(number: int) -> None:
+        rng = random.Random(seed * 1000 + number)
+        client = Client(url, token, timeout)
+        session_id = f"load-{run}-{number}" if number < round(clients * session_share) else None
+        start_line.wait()
+        try:
+            if session_id:
+                started = time.perf_counter()
+                status, _ = client.request(
+                    "POST", "/api/v1/sessions", {"session_id": session_id, "agent": "other"}
+                )
+                record("session_start", started, status, (200, 201))
+            while time.perf_counter() < deadline[0]:
+                started = time.perf_counter()
+                if rng.random() < search_share:
+                    params = {"q": rng.choice(queries), "limit": 10}
+                    if session_id:
+                        params["session_id"] = session_id
+                    status, _ = client.request("GET", "/api/v1/search?" + urllib.parse.urlencode(params))
+                    record("search", started, status, (200,))
+                else:
+                    item = rng.choice(contents)
+                    body = {
+                        "content": item["content"].replace(
+                            "(ticket", f"(load {run}-{number}-{rng.random():.6f}, ticket"
+                        ),
+                        "type": item["memory_type"],
+                        "category": item["category"],
+                        "entities": item["entities"][:2],
+                    }
+                    if session_id:
+                        body["session_id"] = session_id
+                    status, _ = client.request("POST", "/api/v1/observations", body)
+                    record("store", started, status, (200, 201))
+            if session_id:
+                started = time.perf_counter()
+                status, _ = client.request(
+                    "POST", f"/api/v1/sessions/{session_id}/end", {"success": True, "duration_ms": 60000}
+                )
+                record("session_end", started, status, (200, 202))
+        except Exception as exc:  # noqa: BLE001 - a client that fails is counted, the others go on
+            with lock:
+                errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
+
+    threads = [threading.Thread(target=agent, args=(i,), daemon=True) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    deadline[0] = time.perf_counter() + seconds
+    began = time.perf_counter()
+    start_line.wait()
+    for thread in threads:
+        thread.join(seconds + 2 * timeout)
+    elapsed = time.perf_counter() - began
+    requests = sum(len(v) for v in timings.values())
+    return {
+        "clients": clients,
+        "seconds": round(elapsed, 1),
+        "requests": requests,
+        "requests_per_second": round(requests / elapsed, 1),
+        "operations": {name: summary(values, elapsed) for name, values in timings.items() if values},
+        "errors": errors,
+    }
+
+
+# --- preparing a server ----------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def prepare(memories: int, seed: int) -> str:
+    """Seed the configured database up to ``memories`` and return a new read/write token."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memorylane.settings")
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    from bench.latency import bulk_load, synthetic_vectors
+    from memory.models import Memory
+    from memory.services.tokens import token_create
+
+    call_command("migrate", interactive=False, verbosity=0)
+    have = Memory.objects.count()
+    if have < memories:
+        items = synthetic_memories(memories, seed=seed)
+        vectors, _ = synthetic_vectors(items, seed, parents=min(memories, 8800))
+        print(f"Seeding {memories - have} memories…", file=sys.stderr)
+        bulk_load(items[have:], vectors[have:], rebuild_index=memories - have >= 50000)
+    user, _ = get_user_model().objects.get_or_create(username="load-bench")
+    _, key = token_create(user=user, scopes=["read", "write"])
+    return key
+
+
+def start_server(port: int) -> subprocess.Popen:
+    from django.conf import settings
+
+    env = {**os.environ, "PORT": str(port), "HOST": "127.0.0.1"}
+    log = open(settings.MEMORYLANE_HOME / "load-server.log", "ab")  # noqa: SIM115 - the server's lifetime
+    print(f"Server log: {log.name}", file=sys.stderr)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "memorylane.runner"],
+        env=env,
+        start_new_session=True,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise SystemExit(f"the server exited with {server.returncode}")
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            connection.request("GET", "/api/v1/health")
+            if connection.getresponse().status == 200:
+                return server
+        except OSError:
+            pass
+        time.sleep(1)
+    stop_server(server)
+    raise SystemExit("the server did not become healthy in 240 s")
+
+
+def stop_server(server: subprocess.Popen) -> None:
+    if server.poll() is None:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(60)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+
+
+def warm_up(url: str, token: str) -> None:
+    """One search and one store per web process, so the model loads outside the measurement."""
+    client = Client(url, token, 120)
+    for _ in range(int(os.environ.get("WEB_CONCURRENCY", "1")) * 4):
+        client.request("GET", "/api/v1/search?q=warm+up&limit=1")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, default=20)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--search-share", type=float, default=0.8)
+    parser.add_argument("--session-share", type=float, default=0.25, help="share of clients inside a session")
+    parser.add_argument("--url", help="a running server; without it one is started (see above)")
+    parser.add_argument("--token", help="a read/write API token for --url")
+    parser.add_argument("--memories", type=int, default=10000, help="seed the database up to this many")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    if args.url and not args.token:
+        parser.error("--url needs --token")
+
+    server = None
+    url, token = args.url, args.token
+    try:
+        if not url:
+            token = prepare(args.memories, args.seed)
+            port = free_port()
+            print(f"Starting the server on port {port}…", file=sys.stderr)
+            server = start_server(port)
+            url = f"http://127.0.0.1:{port}"
+        warm_up(url, token)
+        print(f"{args.clients} clients for {args.seconds:.0f} s against {url}…", file=sys.stderr)
+        report = run_load(
+            url,
+            token,
+            clients=args.clients,
+            seconds=args.seconds,
+            search_share=args.search_share,
+            session_share=args.session_share,
+        )
+    finally:
+        if server is not None:
+            stop_server(server)
+            from memorylane import embedded
+
+            embedded.stop_if_started_here()
+    report["web_concurrency"] = int(os.environ.get("WEB_CONCURRENCY", "1"))
+    print(f"{'operation':<14} {'n':>6} {'per s':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8}")
+    for name, row in report["operations"].items():
+        print(
+            f"{name:<14} {row['n']:>6} {row['per_second']:>7} {row['p50_ms']:>8} {row['p95_ms']:>8} {row['p99_ms']:>8}"
+        )
+    print(
+        f"{report['requests']} requests in {report['seconds']} s: {report['requests_per_second']}/s; errors {report['errors']}"
+    )
+    print(json.dumps(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

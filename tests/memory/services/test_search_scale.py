@@ -1,0 +1,163 @@
+"""Search at scale (issue 18): bounded lexical candidates, filtered vector plans, the entity name index."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection, transaction
+
+from memory import embeddings
+from memory.models import Memory
+from memory.services import entities as entity_service
+from memory.services import search
+from memory.services.entities import NameIndex, entity_set_aliases
+from memory.services.search import lexical_candidates, memory_search, vector_candidates
+from memory.services.store import memory_store, memory_store_batch
+
+pytestmark = pytest.mark.usefixtures("embedder")
+
+
+@pytest.fixture(autouse=True)
+def fresh_stats():
+    # Corpus statistics are kept per process; each test has its own corpus.
+    search.clear_corpus_stats()
+    entity_service.invalidate_name_index()
+    yield
+    search.clear_corpus_stats()
+
+
+def tune(settings, **values) -> None:
+    settings.MEMORY_LANE = {**settings.MEMORY_LANE, **values}
+
+
+def index_scans_only() -> None:
+    """On a table this small the planner would rather sort every row than use the HNSW index."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("SET LOCAL enable_sort = off")
+
+
+def store(content: str, **fields) -> Memory:
+    return memory_store(content=content, dedupe=False, **fields).memory
+
+
+def deploy_corpus() -> Memory:
+    memory_store_batch(
+        [
+            {"content": f"The deploy script step {i} runs the smoke tests before the release {i}."}
+            for i in range(12)
+        ],
+        dedupe=False,
+    )
+    return store("The deploy script reads the kubeconfig from the vault before it starts.")
+
+
+def test_bounded_lexical_candidates_still_find_the_rare_word_match(db, settings):
+    target = deploy_corpus()
+    tune(settings, LEXICAL_SCAN_ROWS=4)
+    query = "where does the deploy script get its kubeconfig?"
+    found = lexical_candidates(Memory.objects.servable(), query, 50)
+    assert found[0][0] == target.pk
+    assert len(found) <= 2 * 4  # only the two bounded scans were scored, not all 13 matches
+    outcome = memory_search(query=query, mode="fts", record=False)
+    assert outcome.results[0].memory.pk == target.pk
+
+
+def test_the_bounded_scan_scores_a_memory_as_the_full_scan_does(db, settings):
+    target = deploy_corpus()
+    query = "does the deploy script read the kubeconfig?"
+    full = {
+        pk: (score, coverage) for pk, score, coverage in lexical_candidates(Memory.objects.all(), query, 50)
+    }
+    assert len(full) == 13
+    tune(settings, LEXICAL_SCAN_ROWS=4)
+    search.clear_corpus_stats()
+    bounded = {
+        pk: (score, coverage) for pk, score, coverage in lexical_candidates(Memory.objects.all(), query, 50)
+    }
+    assert target.pk in bounded and len(bounded) < len(full)
+    for pk, (score, coverage) in bounded.items():
+        assert score == pytest.approx(full[pk][0], rel=1e-6)
+        assert coverage == pytest.approx(full[pk][1], rel=1e-6)
+
+
+def project_corpus() -> list[Memory]:
+    topics = ["caching", "retries", "migrations", "feature flags", "logging", "deploys", "testing"]
+    items = []
+    for i in range(42):
+        project = "project:alpha" if i % 3 == 0 else "project:beta"
+        items.append(
+            {
+                "content": f"For {topics[i % len(topics)]} in service {i}, the team agreed on rule number {i}.",
+                "entities": [project],
+            }
+        )
+    return [result.memory for result in memory_store_batch(items, dedupe=False)]
+
+
+def exact_ids(base, vector, n: int) -> list:
+    with transaction.atomic():
+        return list(base.nearest(vector, n, exact=True).values_list("pk", flat=True))
+
+
+def test_a_filtered_vector_search_on_the_index_returns_what_an_exact_scan_returns(db, settings):
+    project_corpus()
+    alpha = entity_service.entities_for_slugs(["project:alpha"], create=False)["project:alpha"]
+    base = Memory.objects.servable().mentioning([alpha.pk])
+    vector = embeddings.encode_one("how do we handle retries?")
+    tune(settings, VECTOR_EXACT_MAX_ROWS=0)  # the index plan, with over-fetching
+    with transaction.atomic():
+        index_scans_only()
+        ids, plan = vector_candidates(base, vector, 10, filtered=True)
+    assert plan == "hnsw"
+    assert ids == exact_ids(base, vector, 10)
+
+
+def test_an_index_scan_that_yields_too_few_filtered_rows_falls_back_to_an_exact_scan(db, settings):
+    project_corpus()
+    alpha = entity_service.entities_for_slugs(["project:alpha"], create=False)["project:alpha"]
+    base = Memory.objects.servable().mentioning([alpha.pk])
+    vector = embeddings.encode_one("what did we agree on for logging?")
+    tune(settings, VECTOR_EXACT_MAX_ROWS=0)
+    tune(settings, HNSW_EF_SEARCH=10)
+    tune(settings, HNSW_EF_SEARCH_MAX=10)  # 10 rows from the index, a third of them alpha's
+    with transaction.atomic():
+        index_scans_only()
+        ids, plan = vector_candidates(base, vector, 10, filtered=True)
+    assert plan == "hnsw, then exact"
+    assert ids == exact_ids(base, vector, 10)
+
+
+def test_entity_filtered_search_gives_the_same_results_whichever_vector_plan_serves_it(db, settings):
+    project_corpus()
+    query = "which rule did the team agree on for feature flags?"
+    exact = memory_search(query=query, entities=["project:alpha"], record=False)
+    tune(settings, VECTOR_EXACT_MAX_ROWS=0)
+    planned = memory_search(query=query, entities=["project:alpha"], record=False)
+    assert [h.memory.pk for h in planned.results] == [h.memory.pk for h in exact.results]
+    assert len(exact.results) == 10
+
+
+def test_a_new_entity_is_detected_in_the_next_query(db):
+    store("Checkout totals are rounded per line item.", entities=["project:billing"])
+    assert [e.slug for e in memory_search(query="billing rounding", record=False).detected_entities] == [
+        "project:billing"
+    ]
+    store("The zebra cart keeps a draft order per browser tab.", entities=["project:zebra-cart"])
+    outcome = memory_search(query="how does the zebra cart keep drafts?", record=False)
+    assert [e.slug for e in outcome.detected_entities] == ["project:zebra-cart"]
+
+
+def test_an_alias_counts_in_the_next_query(db):
+    memory = store("Checkout totals are rounded per line item.", entities=["project:billing"])
+    assert memory_search(query="how does ledgerly round totals?", record=False).detected_entities == []
+    entity = memory.mentions.get().entity
+    entity_set_aliases(entity=entity, aliases=["Ledgerly"])
+    outcome = memory_search(query="how does ledgerly round totals?", record=False)
+    assert [e.slug for e in outcome.detected_entities] == ["project:billing"]
+
+
+def test_the_name_index_finds_names_only_as_whole_words(db):
+    store("Pairing notes.", entities=["person:mark-robinson", "project:api-gateway"])
+    index = NameIndex.build(entity_service.Entity.objects.canonical())
+    assert set(index.matches("ask Mark Robinson about the API gateway")) == {"mark-robinson", "api-gateway"}
+    assert index.matches("ask markrobinson about the api-gateways") == {}
