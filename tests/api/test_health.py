@@ -30,10 +30,11 @@ def test_health_reports_every_part_without_authentication(client, db):
 
 @pytest.fixture
 def unreachable_broker():
-    original = app.conf.broker_url
+    original = app.conf.broker_url, app.conf.broker_transport
     app.conf.broker_url = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+    app.conf.broker_transport = None  # the URL's scheme decides, not the local broker's transport
     yield
-    app.conf.broker_url = original
+    app.conf.broker_url, app.conf.broker_transport = original
 
 
 def test_health_is_503_and_names_the_broken_part(client, db, unreachable_broker):
