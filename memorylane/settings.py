@@ -515,6 +515,7 @@ MEMORY_LANE: dict = {
     "FUSION_ALPHA_MAX": 0.9,  # adaptive: the similarity weight when no memory matches the query's words
     "FUSION_ALPHA_MIN": 0.35,  # adaptive: … when one matches all of them
     "FUSION_COVERAGE_RANGE": [0.4, 0.7],  # adaptive: the best match's coverage between which alpha moves
+    "FUSION_NAME_MIN_COVERAGE": 0.2,  # adaptive: a name counts when the best word match covers this much
     "FUSION_MIN_SPREAD": 0.2,  # adaptive/convex: similarities are normalised over at least this range
     "RRF_K": 60,  # rrf
     "ENTITY_MATCH_BOOST": 1.2,  # a memory about an entity the question names, in the one ordering
@@ -522,7 +523,7 @@ MEMORY_LANE: dict = {
     "LEXICAL_COVERAGE_POWER": 2,
     # Vector-only candidates below this similarity are dropped (lexical matches pass). DESIGN.md: 0.50 and
     # 0.40; MiniLM scores questions against statements lower, and those floors dropped relevant memories.
-    "SIMILARITY_FLOOR": 0.25,
+    "SIMILARITY_FLOOR": 0.2,
     "SIMILARITY_FLOOR_ENTITY": -1.0,  # no floor: the caller asked for this entity's memories
     "INTENT_BOOST": 1.3,  # DESIGN.md: 1.15; 1.3 measured better on intent queries and no worse elsewhere
     # final = relevance × Π factor^exponent. Type weight and decay at full strength cost recall and MRR on

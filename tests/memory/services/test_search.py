@@ -214,7 +214,14 @@ def test_fusion_leans_on_meaning_when_no_memory_shares_the_questions_words(setti
     assert FusionContext(max_coverage=start / 2).alpha == high
     assert FusionContext(max_coverage=end).alpha == low
     assert low < FusionContext(max_coverage=(start + end) / 2).alpha < high
-    assert FusionContext(max_coverage=0.0, names_things=True).alpha == low
+    assert FusionContext(max_coverage=start, names_things=True).alpha == low
+
+
+def test_a_name_no_memory_mentions_does_not_make_the_words_decide(settings):
+    high = settings.MEMORY_LANE["FUSION_ALPHA_MAX"]
+    known = settings.MEMORY_LANE["FUSION_NAME_MIN_COVERAGE"]
+    # "The revenue graphs lock up one particular Apple browser": no memory says "Apple".
+    assert FusionContext(max_coverage=known / 2, names_things=True).alpha == high
 
 
 def test_a_paraphrase_finds_the_memory_that_means_it_over_one_that_shares_its_words(db):
