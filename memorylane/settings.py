@@ -314,6 +314,7 @@ LOGGING = {
 MEMORY_LANE: dict = {
     "EMBEDDING_DIMENSIONS": 384,
     "EMBEDDING_BATCH_SIZE": 64,
+    "EMBEDDING_BACKEND": "onnx",  # onnx (the model exported once, run by onnxruntime) | torch
     # §4.1 taxonomy
     "TYPE_WEIGHTS": {
         "correction": 1.0,

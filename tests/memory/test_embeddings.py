@@ -42,3 +42,36 @@ def test_importing_django_the_api_and_the_tasks_does_not_import_torch():
         env={**__import__("os").environ, "DJANGO_SETTINGS_MODULE": "memorylane.settings"},
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_onnx_backend_gives_the_vectors_sentence_transformers_gives(embedder, settings):
+    from memory import embeddings
+
+    texts = [
+        "Pin Node 20 for the billing service; Node 18 breaks the PDF renderer.",
+        "Hello",
+        "ERR_LEDGER_LOCK_TIMEOUT means the nightly rollup holds the ledger lock. " * 12,  # past 256 tokens
+    ]
+    location = embeddings.model_location()
+    target = embeddings.exported_path(location)
+    if not target.exists():
+        embeddings.export_onnx(location, target)
+    onnx = embeddings.OnnxEncoder(location, target).encode(texts, batch_size=2)
+    torch = embeddings.TorchEncoder(location).encode(texts, batch_size=2)
+    assert onnx.shape == torch.shape == (3, 384)
+    assert np.min(np.sum(onnx * torch, axis=1)) > 0.9999
+    if settings.MEMORY_LANE["EMBEDDING_BACKEND"] == "onnx":
+        assert embeddings.get_model().backend == "onnx"  # and the running server uses it
+
+
+def test_a_model_onnx_cannot_serve_says_why_and_is_served_by_torch(tmp_path):
+    from memory import embeddings
+
+    (tmp_path / "1_Pooling").mkdir()
+    (tmp_path / "modules.json").write_text(
+        '[{"type": "sentence_transformers.models.Transformer"}, {"type": "sentence_transformers.models.Pooling"}]'
+    )
+    (tmp_path / "1_Pooling" / "config.json").write_text('{"pooling_mode_cls_token": true}')
+    assert embeddings.onnx_servable(str(tmp_path)) == "not mean pooling"
+    assert embeddings.onnx_servable("sentence-transformers/all-MiniLM-L6-v2").startswith("not a local")
+    assert embeddings.onnx_servable(embeddings.model_location()) == ""
