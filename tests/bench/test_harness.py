@@ -165,3 +165,21 @@ def test_the_load_harness_drives_a_live_server_with_searches_stores_and_sessions
     assert operations["session_end"]["n"] == 2
     assert report["requests_per_second"] > 0
     assert {"p50_ms", "p95_ms", "p99_ms"} <= set(operations["search"])
+
+
+def test_the_embedding_harness_compares_both_backends_on_the_same_texts():
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.embedding", "--texts", "40", "--queries", "5"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=os.environ.copy(),
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["torch"]["backend"] == "torch" and report["onnx"]["backend"] == "onnx"
+    assert report["onnx"]["torch_imported"] is False  # the ONNX server process never loads torch
+    assert report["min_cosine"] > 0.9999
+    for backend in ("torch", "onnx"):
+        assert report[backend]["texts_per_s"] > 0 and report[backend]["query_p95_ms"] > 0
