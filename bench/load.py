@@ -75,7 +75,7 @@ class Client:
 
 def run_load(
     url: str,
-    token: str,
+    tokens: list[str],
     *,
     clients: int,
     seconds: float,
@@ -84,7 +84,9 @@ def run_load(
     seed: int = 5,
     timeout: float = 30.0,
 ) -> dict:
-    """Drive the server at ``url`` and return throughput and latency per operation."""
+    """Drive the server at ``url`` and return throughput and latency per operation. Client ``i``
+    uses ``tokens[i % len(tokens)]``: the API throttles per token (MEMORYLANE_THROTTLE_RATE), so
+    one token shared by every client measures the throttle, not the server."""
     queries = synthetic_queries(2000, seed=seed)
     run = uuid.uuid4().hex[:6]
     contents = synthetic_memories(4000, seed=seed + 1, start=10_000_000)
@@ -104,7 +106,7 @@ def run_load(
 
     def agent(number: int) -> None:
         rng = random.Random(seed * 1000 + number)
-        client = Client(url, token, timeout)
+        client = Client(url, tokens[number % len(tokens)], timeout)
         session_id = f"load-{run}-{number}" if number < round(clients * session_share) else None
         start_line.wait()
         try:
@@ -175,8 +177,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def prepare(memories: int, seed: int) -> str:
-    """Seed the configured database up to ``memories`` and return a new read/write token."""
+def prepare(memories: int, seed: int, clients: int) -> list[str]:
+    """Seed the configured database up to ``memories`` and return a new read/write token per
+    client: each agent of a team has its own."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memorylane.settings")
     import django
 
@@ -196,8 +199,7 @@ def prepare(memories: int, seed: int) -> str:
         print(f"Seeding {memories - have} memories…", file=sys.stderr)
         bulk_load(items[have:], vectors[have:], rebuild_index=memories - have >= 50000)
     user, _ = get_user_model().objects.get_or_create(username="load-bench")
-    _, key = token_create(user=user, scopes=["read", "write"])
-    return key
+    return [token_create(user=user, scopes=["read", "write"])[1] for _ in range(clients)]
 
 
 def start_server(port: int) -> subprocess.Popen:
@@ -253,7 +255,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--search-share", type=float, default=0.8)
     parser.add_argument("--session-share", type=float, default=0.25, help="share of clients inside a session")
     parser.add_argument("--url", help="a running server; without it one is started (see above)")
-    parser.add_argument("--token", help="a read/write API token for --url")
+    parser.add_argument(
+        "--token",
+        action="append",
+        default=[],
+        help="a read/write API token for --url (repeat it: client i uses token i mod their number)",
+    )
     parser.add_argument("--memories", type=int, default=10000, help="seed the database up to this many")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
@@ -261,19 +268,19 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--url needs --token")
 
     server = None
-    url, token = args.url, args.token
+    url, tokens = args.url, args.token
     try:
         if not url:
-            token = prepare(args.memories, args.seed)
+            tokens = prepare(args.memories, args.seed, args.clients)
             port = free_port()
             print(f"Starting the server on port {port}…", file=sys.stderr)
             server = start_server(port)
             url = f"http://127.0.0.1:{port}"
-        warm_up(url, token)
+        warm_up(url, tokens[0])
         print(f"{args.clients} clients for {args.seconds:.0f} s against {url}…", file=sys.stderr)
         report = run_load(
             url,
-            token,
+            tokens,
             clients=args.clients,
             seconds=args.seconds,
             search_share=args.search_share,

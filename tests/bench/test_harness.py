@@ -155,10 +155,9 @@ def test_the_load_harness_drives_a_live_server_with_searches_stores_and_sessions
     from memory.services.tokens import token_create
 
     memory_store_batch([{"content": f"Webhook retries are capped at {i} attempts."} for i in range(20)])
-    _, key = token_create(
-        user=get_user_model().objects.create_user(username="loader"), scopes=["read", "write"]
-    )
-    report = run_load(live_server.url, key, clients=4, seconds=3, session_share=0.5)
+    loader = get_user_model().objects.create_user(username="loader")
+    keys = [token_create(user=loader, scopes=["read", "write"])[1] for _ in range(2)]
+    report = run_load(live_server.url, keys, clients=4, seconds=3, session_share=0.5)
     assert report["errors"] == {}
     operations = report["operations"]
     assert operations["search"]["n"] > 0 and operations["session_start"]["n"] == 2
