@@ -85,8 +85,10 @@ class OnnxEncoder:
 
         path = Path(location)
         config = json.loads((path / "sentence_bert_config.json").read_text())
-        pad = json.loads((path / "tokenizer_config.json").read_text()).get("pad_token") or "[PAD]"
-        pad = pad["content"] if isinstance(pad, dict) else pad
+        self.lower_case = bool(config.get("do_lower_case"))
+        tokenizer_config = path / "tokenizer_config.json"
+        pad = json.loads(tokenizer_config.read_text()).get("pad_token") if tokenizer_config.exists() else None
+        pad = (pad["content"] if isinstance(pad, dict) else pad) or "[PAD]"
         self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length=config.get("max_seq_length", 256))
         self.tokenizer.enable_padding(pad_id=self.tokenizer.token_to_id(pad), pad_token=pad)
@@ -105,7 +107,8 @@ class OnnxEncoder:
         vectors = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         for start in range(0, len(texts), batch_size):
             chosen = order[start : start + batch_size]
-            encoded = self.tokenizer.encode_batch([texts[i] for i in chosen])
+            batch = [texts[i].lower() if self.lower_case else texts[i] for i in chosen]
+            encoded = self.tokenizer.encode_batch(batch)
             tokens = {
                 "input_ids": np.array([e.ids for e in encoded], dtype=np.int64),
                 "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
@@ -120,16 +123,19 @@ class OnnxEncoder:
 
 def onnx_servable(location: str) -> str:
     """Why ONNX cannot serve the model at ``location``, or "" when it can: a local
-    sentence-transformers directory of a transformer, mean pooling and (optionally) normalization."""
+    sentence-transformers directory of a transformer (with a fast tokenizer), mean pooling and
+    (optionally) normalization."""
     path = Path(location)
     try:
         modules = json.loads((path / "modules.json").read_text())
-        pooling = json.loads((path / "1_Pooling" / "config.json").read_text())
-    except (OSError, ValueError) as exc:
+        kinds = [m.get("type", "").rsplit(".", 1)[-1] for m in modules]
+        if kinds not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"]):
+            return f"modules {kinds}"
+        if modules[0].get("path", ""):
+            return "the transformer is not at the model's root"
+        pooling = json.loads((path / modules[1].get("path", "1_Pooling") / "config.json").read_text())
+    except (OSError, ValueError, AttributeError) as exc:
         return f"not a local sentence-transformers directory ({exc.__class__.__name__})"
-    kinds = [m.get("type", "").rsplit(".", 1)[-1] for m in modules]
-    if kinds not in (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"]):
-        return f"modules {kinds}"
     others = [
         k
         for k, v in pooling.items()
@@ -137,6 +143,9 @@ def onnx_servable(location: str) -> str:
     ]
     if not pooling.get("pooling_mode_mean_tokens") or others:
         return "not mean pooling"
+    missing = [n for n in ("tokenizer.json", "sentence_bert_config.json") if not (path / n).exists()]
+    if missing:
+        return f"no {', '.join(missing)}"
     return ""
 
 
@@ -196,10 +205,13 @@ def load_encoder(location: str):
         reason = onnx_servable(location)
         if not reason:
             target = exported_path(location)
-            if not target.exists():
-                logger.info("exporting %s to ONNX at %s", location, target)
-                export_onnx(location, target)
-            return OnnxEncoder(location, target)
+            try:
+                if not target.exists():
+                    logger.info("exporting %s to ONNX at %s", location, target)
+                    export_onnx(location, target)
+                return OnnxEncoder(location, target)
+            except Exception as exc:  # noqa: BLE001 - an architecture the exporter cannot take
+                reason = f"{exc.__class__.__name__}: {exc}"
         logger.warning("ONNX cannot serve %s (%s); using torch", location, reason)
     return TorchEncoder(location)
 

@@ -73,5 +73,7 @@ def test_a_model_onnx_cannot_serve_says_why_and_is_served_by_torch(tmp_path):
     )
     (tmp_path / "1_Pooling" / "config.json").write_text('{"pooling_mode_cls_token": true}')
     assert embeddings.onnx_servable(str(tmp_path)) == "not mean pooling"
+    (tmp_path / "1_Pooling" / "config.json").write_text('{"pooling_mode_mean_tokens": true}')
+    assert embeddings.onnx_servable(str(tmp_path)) == "no tokenizer.json, sentence_bert_config.json"
     assert embeddings.onnx_servable("sentence-transformers/all-MiniLM-L6-v2").startswith("not a local")
     assert embeddings.onnx_servable(embeddings.model_location()) == ""
