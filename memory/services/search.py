@@ -8,7 +8,8 @@
 3. The base relevance fuses the two (FUSION_METHOD, default ``adaptive``):
    ``α × similarity min-max normalised over the candidates + (1 − α) × BM25 / best BM25``, where α
    leans lexical (FUSION_ALPHA_MIN) when the question names someone or something exactly that the
-   memories' words know, and semantic (FUSION_ALPHA_MAX) when no memory covers the question's words — a paraphrase.
+   memories' words know, and semantic (FUSION_ALPHA_MAX) when no memory covers the question's
+   words — a paraphrase.
 4. Vector-only candidates below the similarity floor are dropped.
 5. ``final = relevance × Π factor^RANKING_EXPONENTS[factor]`` over type weight, intent boost,
    feedback score, decay and maturity, × ENTITY_MATCH_BOOST for a memory about a named entity.
@@ -530,8 +531,9 @@ class FusionContext:
         """The weight of similarity for this query. ``adaptive``: FUSION_ALPHA_MIN when the query
         names someone or something (a proper name, an identifier: exact words decide) that the
         memories' words know (the best match covers at least FUSION_NAME_MIN_COVERAGE of the
-        question; a name no memory mentions gives the words nothing to decide with); otherwise FUSION_ALPHA_MAX when the best lexical match covers little of the question's
-        informative words (the low end of FUSION_COVERAGE_RANGE: a paraphrase, meaning decides),
+        question; a name no memory mentions gives the words nothing to decide with); otherwise
+        FUSION_ALPHA_MAX when the best lexical match covers little of the question's informative
+        words (the low end of FUSION_COVERAGE_RANGE: a paraphrase, meaning decides),
         FUSION_ALPHA_MIN when it covers most of them (the high end), linear in between."""
         if setting("FUSION_METHOD") != "adaptive":
             return setting("FUSION_ALPHA")
