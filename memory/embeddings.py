@@ -17,6 +17,7 @@ import logging
 import os
 import queue
 import threading
+import warnings
 from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -184,16 +185,19 @@ def export_onnx(location: str, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
     try:
-        torch.onnx.export(
-            LastHiddenState(transformer),
-            example,
-            str(partial),
-            input_names=names,
-            output_names=["last_hidden_state"],
-            dynamic_axes={name: {0: "batch", 1: "tokens"} for name in [*names, "last_hidden_state"]},
-            opset_version=17,
-            dynamo=False,
-        )
+        with warnings.catch_warnings():
+            # The exporter warns about constructs this model does not use (negative gather indices).
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                LastHiddenState(transformer),
+                example,
+                str(partial),
+                input_names=names,
+                output_names=["last_hidden_state"],
+                dynamic_axes={name: {0: "batch", 1: "tokens"} for name in [*names, "last_hidden_state"]},
+                opset_version=17,
+                dynamo=False,
+            )
         os.replace(partial, target)
     finally:
         partial.unlink(missing_ok=True)
