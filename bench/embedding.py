@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from bench.latency import percentile
+
 DATA = Path(__file__).resolve().parent / "data" / "memorylane.jsonl"
 
 
@@ -27,11 +29,6 @@ def texts_and_queries(count: int) -> tuple[list[str], list[str]]:
     memories = [row["memory"]["content"] for row in rows if "memory" in row]
     queries = [row["query"]["text"] for row in rows if "query" in row]
     return (memories * (count // len(memories) + 1))[:count], queries
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def run_backend(backend: str, texts: int, queries: int, vectors_out: Path) -> dict:
@@ -68,8 +65,8 @@ def run_backend(backend: str, texts: int, queries: int, vectors_out: Path) -> di
         "load_s": round(load, 2),
         "texts_per_s": round(len(corpus) / batched, 1),
         "batch_of_1000_s": round(1000 * batched / len(corpus), 2),
-        "query_p50_ms": round(percentile(single, 0.5), 1),
-        "query_p95_ms": round(percentile(single, 0.95), 1),
+        "query_p50_ms": round(percentile(single, 50), 1),
+        "query_p95_ms": round(percentile(single, 95), 1),
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
         "torch_imported": "torch" in sys.modules,
     }
