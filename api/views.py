@@ -6,7 +6,7 @@ import json
 
 from django.contrib.auth import get_user
 from django.db import InterfaceError, OperationalError
-from django.db.models import Count, Prefetch, Q
+from django.db.models import Count, Prefetch, Q, prefetch_related_objects
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -76,14 +76,17 @@ def errors(*codes: int, **extra) -> dict:
     return {**{code: ERRORS[code] for code in codes}, **extra}
 
 
-def memories_with_entities(queryset):
-    return queryset.select_related("author", "session").prefetch_related(
-        Prefetch(
-            "mentions",
-            queryset=EntityMention.objects.filter(resolved=True).select_related("entity"),
-            to_attr="prefetched_mentions",
-        )
+def resolved_mentions() -> Prefetch:
+    """The resolved entity mentions of memories, as ``prefetched_mentions`` (MemorySerializer's entities)."""
+    return Prefetch(
+        "mentions",
+        queryset=EntityMention.objects.filter(resolved=True).select_related("entity"),
+        to_attr="prefetched_mentions",
     )
+
+
+def memories_with_entities(queryset):
+    return queryset.select_related("author", "session").prefetch_related(resolved_mentions())
 
 
 def is_curator(request: Request) -> bool:
@@ -302,13 +305,10 @@ def store_result(result) -> dict:
 
 def search_result(outcome) -> dict:
     """The body of GET /search (and of the MCP find tool)."""
-    # The vectors stay in the database, and one serializer (its fields built once) serializes them all.
-    found = memories_with_entities(
-        Memory.objects.filter(pk__in=[h.memory.pk for h in outcome.results]).defer(
-            "embedding", "search_vector"
-        )
-    ).in_bulk()
-    memories = [found[hit.memory.pk] for hit in outcome.results]
+    # The search loaded the results' rows already (without vectors); one serializer (its fields built
+    # once) serializes them all.
+    memories = [hit.memory for hit in outcome.results]
+    prefetch_related_objects(memories, resolved_mentions())
     serialized = s.MemorySerializer(memories, many=True).data
     return {
         "query": outcome.query,

@@ -80,7 +80,24 @@ def test_the_bounded_scan_scores_a_memory_as_the_full_scan_does(db, settings):
         assert coverage == pytest.approx(full[pk][1], rel=1e-6)
 
 
+def test_the_bounded_scan_leaves_the_planner_as_it_found_it(db, settings):
+    # The bounded query is planned with bitmap scans only; what follows in the transaction (an exact
+    # vector scan) must be planned with the caller's settings again.
+    target = deploy_corpus()
+    tune(settings, LEXICAL_SCAN_ROWS=4)
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_indexscan = off")
+    found = lexical_candidates(
+        Memory.objects.servable(), "where does the deploy script get its kubeconfig?", 50
+    )
+    assert found[0][0] == target.pk
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('enable_seqscan'), current_setting('enable_indexscan')")
+        assert cursor.fetchone() == ("on", "off")
+
+
 def project_corpus() -> list[Memory]:
+    """42 memories, a third of them about project alpha, in an HNSW graph of these rows only."""
     topics = ["caching", "retries", "migrations", "feature flags", "logging", "deploys", "testing"]
     items = []
     for i in range(42):
@@ -91,7 +108,13 @@ def project_corpus() -> list[Memory]:
                 "entities": [project],
             }
         )
-    return [result.memory for result in memory_store_batch(items, dedupe=False)]
+    stored = [result.memory for result in memory_store_batch(items, dedupe=False)]
+    # An index is not transactional: the rows earlier tests rolled back stay in the HNSW graph
+    # until a vacuum, and on a table this small they change which neighbours it finds. Rebuild it
+    # from the live rows, as a vacuumed table would have it.
+    with connection.cursor() as cursor:
+        cursor.execute("REINDEX INDEX memory_embedding_hnsw")
+    return stored
 
 
 def exact_ids(base, vector, n: int) -> list:
