@@ -95,6 +95,9 @@ class OnnxEncoder:
         self.tokenizer.enable_padding(pad_id=self.tokenizer.token_to_id(pad), pad_token=pad)
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3
+        # onnxruntime's threads spin for a while after each run, waiting for the next: under load
+        # that burned a core the database needed (README "Benchmarks", load).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = onnxruntime.InferenceSession(
             str(exported), options, providers=["CPUExecutionProvider"]
         )
