@@ -33,7 +33,6 @@ import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -44,6 +43,8 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from bench.scratch import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 FAULTS = ("web", "worker", "beat", "database", "sigterm")
@@ -57,12 +58,6 @@ TRANSCRIPT = [
     ("assistant", "Turns out the root cause was the {project} client timeout of {n} ms being too short."),
     ("user", "From now on keep the {project} timeout at {n} ms and never retry non-idempotent calls."),
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def http(method: str, url: str, token: str, body: dict | None = None, timeout: float = 30):

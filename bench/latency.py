@@ -371,13 +371,7 @@ def filtered_recall(queries: list[str], entity: str, n: int = 50) -> dict:
         with transaction.atomic():
             exact = list(base.nearest(vector, n, exact=True).values_list("pk", flat=True))
         with transaction.atomic():
-            if hasattr(search, "vector_candidates"):
-                planned, plan = search.vector_candidates(base, vector, n, filtered=True)
-            else:  # the search before issue 18: an exact scan whenever a filter applies
-                planned, plan = (
-                    list(base.nearest(vector, n, exact=True).values_list("pk", flat=True)),
-                    "exact",
-                )
+            planned, plan = search.vector_candidates(base, vector, n, filtered=True)
         plans[plan] = plans.get(plan, 0) + 1
         recalls.append(len(set(exact) & set(planned)) / max(1, len(exact)))
     return {"recall": round(statistics.fmean(recalls), 4), "min": round(min(recalls), 4), "plans": plans}
@@ -572,7 +566,9 @@ def load(args) -> dict:
     return info
 
 
-def measure_stores(args, results: dict) -> None:
+def measure_stores(args, results: dict, stored: list) -> None:
+    """Time batched and single stores; the ids of what was stored are appended to ``stored`` as it
+    goes, so that a failure half-way still lets the caller take them out of a kept database."""
     from memory.services.store import memory_store, memory_store_batch
 
     # Fresh text each run (a kept database must not answer NOOP), removed afterwards.
@@ -584,9 +580,10 @@ def measure_stores(args, results: dict) -> None:
         item["content"] = item["content"].replace("(ticket", f"(run {run}, ticket")
     batched, single = items[: args.store_batched], items[args.store_batched :]
     started = time.perf_counter()
-    stored = []
     for start in range(0, len(batched), args.batch_size):
-        stored += memory_store_batch(batched[start : start + args.batch_size])
+        stored += [
+            result.memory.pk for result in memory_store_batch(batched[start : start + args.batch_size])
+        ]
     seconds = time.perf_counter() - started
     results["store_batched"] = {
         "memories": len(batched),
@@ -595,14 +592,13 @@ def measure_stores(args, results: dict) -> None:
     }
     started = time.perf_counter()
     for item in single:
-        stored.append(memory_store(**item))
+        stored.append(memory_store(**item).memory.pk)
     seconds = time.perf_counter() - started
     results["store_single"] = {
         "memories": len(single),
         "seconds": round(seconds, 2),
         "per_second": round(len(single) / seconds, 1),
     }
-    results["_stored_ids"] = [r.memory.pk for r in stored]
 
 
 def remove_stored(ids: list) -> None:
@@ -655,8 +651,7 @@ def main(argv: list[str] | None = None) -> int:
         stored: list = []
         try:
             if args.store_batched + args.store_single:
-                measure_stores(args, results)
-                stored = results.pop("_stored_ids")
+                measure_stores(args, results, stored)
             with connection.cursor() as cursor:
                 cursor.execute("ANALYZE memory_memory")
                 cursor.execute("ANALYZE memory_entitymention")

@@ -21,7 +21,6 @@ import json
 import os
 import random
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,6 +30,7 @@ import urllib.parse
 import uuid
 
 from bench.latency import percentile, synthetic_memories, synthetic_queries
+from bench.scratch import free_port
 
 
 def summary(ms: list[float], seconds: float) -> dict:
@@ -171,12 +171,6 @@ def run_load(
 # --- preparing a server ----------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def prepare(memories: int, seed: int, clients: int) -> list[str]:
     """Seed the configured database up to ``memories`` and return a new read/write token per
     client: each agent of a team has its own."""
@@ -206,15 +200,15 @@ def start_server(port: int) -> subprocess.Popen:
     from django.conf import settings
 
     env = {**os.environ, "PORT": str(port), "HOST": "127.0.0.1"}
-    log = open(settings.MEMORYLANE_HOME / "load-server.log", "ab")  # noqa: SIM115 - the server's lifetime
-    print(f"Server log: {log.name}", file=sys.stderr)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "memorylane.runner"],
-        env=env,
-        start_new_session=True,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    with open(settings.MEMORYLANE_HOME / "load-server.log", "ab") as log:  # the server keeps its own copy
+        print(f"Server log: {log.name}", file=sys.stderr)
+        server = subprocess.Popen(
+            [sys.executable, "-m", "memorylane.runner"],
+            env=env,
+            start_new_session=True,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline:
         if server.poll() is not None:
@@ -242,7 +236,7 @@ def stop_server(server: subprocess.Popen) -> None:
 
 
 def warm_up(url: str, token: str) -> None:
-    """One search and one store per web process, so the model loads outside the measurement."""
+    """A few searches per web process, so each has its model loaded before the measurement."""
     client = Client(url, token, 120)
     for _ in range(int(os.environ.get("WEB_CONCURRENCY", "1")) * 4):
         client.request("GET", "/api/v1/search?q=warm+up&limit=1")

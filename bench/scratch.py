@@ -1,10 +1,19 @@
-"""A throwaway database for a benchmark: created and migrated on the configured server, dropped after."""
+"""Throwaway resources for a benchmark: a database created and migrated on the configured server
+and dropped after, and a free port."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import socket
 from collections.abc import Iterator
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 @contextlib.contextmanager
