@@ -478,13 +478,13 @@ def memory_search(
 
 def with_whole_rows(hits: list[SearchHit]) -> list[SearchHit]:
     """The hits with every column of their memories (the candidates were scored on a few), except the
-    vectors, which stay in the database."""
+    vectors, which stay in the database. A memory deleted meanwhile is left out."""
     whole = (
         Memory.objects.select_related("author", "session")
         .defer("embedding", "search_vector")
         .in_bulk([hit.memory.pk for hit in hits])
     )
-    return [SearchHit(whole[hit.memory.pk], hit.score, hit.explain) for hit in hits]
+    return [SearchHit(whole[hit.memory.pk], hit.score, hit.explain) for hit in hits if hit.memory.pk in whole]
 
 
 @dataclass
