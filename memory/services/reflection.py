@@ -91,7 +91,9 @@ def clusters_of(
         members = np.array(sorted(members))
         free[members] = False
         member_vectors = vectors[members]
-        medoid = int(np.argmax((member_vectors @ member_vectors.T).sum(axis=1)))
+        # Rounded: two members are always tied (each has the other), and float noise in their norms
+        # must not decide which one speaks for the cluster; the earliest does.
+        medoid = int(np.argmax(np.round((member_vectors @ member_vectors.T).sum(axis=1), 5)))
         found.append(Cluster([memories[i] for i in members], member_vectors, medoid))
     return found
 
@@ -181,6 +183,17 @@ def _matching_reflection(content: str, vector, existing: list[tuple[Memory, obje
     return None
 
 
+def _reflection_for(cluster: Cluster, content: str, vector, existing: list) -> Memory | None:
+    """The existing reflection the cluster repeats: one that says what its bullet says, or what any
+    of its members says. The members are rewordings of one lesson, so which of them became the
+    bullet must not decide whether the lesson is new."""
+    wordings = [(content, vector), *((m.content, cluster.vectors[i]) for i, m in enumerate(cluster.members))]
+    for text, text_vector in wordings:
+        if found := _matching_reflection(text, text_vector, existing):
+            return found
+    return None
+
+
 def _condense(members: list[Memory], reflection: Memory) -> int:
     """Point the members at ``reflection`` (those nobody condensed meanwhile); returns how many."""
     ids = [m.pk for m in members]
@@ -265,7 +278,7 @@ def reflection_run(
                 vector = embeddings.encode([content])[0]
             slugs = _entity_slugs(cluster.members)
             with transaction.atomic():
-                target = _matching_reflection(content, vector, existing)
+                target = _reflection_for(cluster, content, vector, existing)
                 if target is None:
                     result = memory_store_batch(
                         [_reflection_fields(cluster, content, slugs)],

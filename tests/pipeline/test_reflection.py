@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from memory.models import Kind, Memory, TaskRun
 from memory.services.context import context_build
-from memory.services.reflection import reflection_queue, reflection_run
+from memory.services.reflection import clusters_of, reflection_queue, reflection_run
 from memory.services.store import memory_store_batch
 from tests.llm_server import fake_llm
 
@@ -85,6 +85,17 @@ def test_a_new_cluster_matching_an_existing_reflection_is_merged_into_it(observa
     reflection = Memory.objects.get(pk=first)
     assert set(later) <= set(reflection.sources.all()) and "ops" in reflection.tags
     assert Memory.objects.reflections().count() == 1
+
+
+def test_the_earlier_of_two_rewordings_becomes_the_bullet_whatever_the_rounding():
+    # Two members are always tied (each is the other's neighbour): a norm off by 1e-6 must not decide.
+    import numpy as np
+
+    first = np.array([1.0, 0.0], dtype=np.float32)
+    second = np.array([0.9, 0.43589], dtype=np.float32)
+    for vectors in (np.stack([first, second * (1 + 1e-6)]), np.stack([first * (1 + 1e-6), second])):
+        (cluster,) = clusters_of(["first", "second"], vectors, threshold=0.8, min_size=2)
+        assert cluster.members[cluster.medoid] == "first"
 
 
 def test_observations_older_than_the_window_are_left_alone(db):
