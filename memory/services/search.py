@@ -99,7 +99,10 @@ tf AS (
 ),
 df AS (SELECT lexeme, count(*)::float8 AS df FROM tf GROUP BY lexeme),
 idf AS (
-    SELECT terms.lexeme, ln(1 + (%s - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
+    -- The corpus size is cached per process (LEXICAL_STATS_SECONDS): after a burst of stores a word
+    -- can be held by more memories than it counted, and the idf must not turn negative.
+    SELECT terms.lexeme,
+           ln(1 + (greatest(%s, coalesce(df.df, 0)) - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
     FROM terms LEFT JOIN df USING (lexeme)
 ),
 {bm25}"""

@@ -1,15 +1,23 @@
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
 from memory.models import Memory, Recall, Session
+from memory.services import search
 from memory.services.errors import AmbiguousEntity, InvalidInput
 from memory.services.feedback import feedback_record
 from memory.services.maturity import memory_deprecate
-from memory.services.search import FusionContext, intent_types, memory_search, names_things
+from memory.services.search import (
+    FusionContext,
+    intent_types,
+    lexical_candidates,
+    memory_search,
+    names_things,
+)
 from memory.services.store import memory_store
 
 pytestmark = pytest.mark.usefixtures("embedder")
@@ -145,6 +153,20 @@ def test_feedback_changes_the_ranking(db, member):
     feedback_record(memory=Memory.objects.get(pk=before[0]), signal="harmful", user=member)
     after = ids(memory_search(query="when does cache invalidation run", record=False))
     assert after[:2] == [before[1], before[0]]
+
+
+def test_a_corpus_count_older_than_a_burst_of_stores_keeps_word_scores_positive(db):
+    # The corpus size is cached per process for minutes. Memories stored since can hold a word more
+    # often than that count: BM25's idf turned negative, and the word match stopped counting.
+    search._corpus = search.CorpusStats(memories=1, average_length=6.0, at=time.monotonic())
+    try:
+        first = store("Cache invalidation runs after every invoice update.")
+        second = store("Cache invalidation runs after each invoice update job.")
+        found = lexical_candidates(Memory.objects.servable(), "when does cache invalidation run", 10)
+    finally:
+        search.clear_corpus_stats()
+    assert {pk for pk, _, _ in found} == {first.pk, second.pk}
+    assert all(score > 0 and coverage > 0.5 for _, score, coverage in found)
 
 
 def test_deprecated_quarantined_and_expired_memories_are_not_found(db, curator):
