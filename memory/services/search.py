@@ -724,6 +724,9 @@ def record_retrieval(hits: list[SearchHit], session: Session | None, now: dateti
     """Count the retrieval (it never changes a score) and remember what a session was shown."""
     ids = [hit.memory.pk for hit in hits]
     Memory.objects.filter(pk__in=ids).update(retrieval_count=F("retrieval_count") + 1, last_retrieved_at=now)
+    for hit in hits:  # the rows were loaded before the count: what the caller shows includes this one
+        hit.memory.retrieval_count += 1
+        hit.memory.last_retrieved_at = now
     if session is not None:
         # Shown again (after a reset of the agent's history): when it was last shown is what counts.
         Recall.objects.bulk_create(

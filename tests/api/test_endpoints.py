@@ -100,6 +100,9 @@ def test_search_returns_scores_and_explanations_and_records_the_session(api, mem
     assert Recall.objects.filter(session=session).count() == len(body["results"])
     via_get = api["member"].get("/api/v1/search", {"q": "stripe webhooks", "limit": 1}).json()
     assert len(via_get["results"]) == 1
+    shown = via_get["results"][0]["memory"]
+    stored = Memory.objects.get(pk=shown["id"])
+    assert shown["retrieval_count"] == stored.retrieval_count == 2  # this search counted
 
 
 def test_a_quarantined_memory_is_never_served_until_a_curator_approves(api):
