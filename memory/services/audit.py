@@ -6,6 +6,18 @@ from memory.models import Memory, MemoryEvent
 from memory.services.redaction import redact_value
 
 
+def record_events(memories: list[Memory], action: str, *, actor=None, **diff) -> list[MemoryEvent]:
+    """Append the same event to each of ``memories``, in one statement."""
+    actor = actor if getattr(actor, "pk", None) else None
+    diff = redact_value(diff)
+    return MemoryEvent.objects.bulk_create(
+        [
+            MemoryEvent(memory=memory, memory_ref=memory.pk, action=action, actor=actor, diff=diff)
+            for memory in memories
+        ]
+    )
+
+
 def record_event(memory: Memory, action: str, *, actor=None, **diff) -> MemoryEvent:
     """Append one event. Its diff is redacted: the audit log never keeps a secret either."""
     return MemoryEvent.objects.create(

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
+from django.db.models import prefetch_related_objects
 from django.utils import timezone
 
 from memory.conf import setting
@@ -25,7 +26,7 @@ from memory.models import (
     Status,
 )
 from memory.services import maturity as maturity_service
-from memory.services.audit import record_event
+from memory.services.audit import record_event, record_events
 from memory.services.errors import InvalidInput
 from memory.services.injection import injection_reasons
 from memory.services.redaction import redact
@@ -148,22 +149,7 @@ def feedback_record(
 ) -> FeedbackResult:
     """Record one signal on a memory and update its aggregates, maturity and, if it mostly harms,
     invert it into an anti-pattern."""
-    errors = {}
-    if signal not in Signal.values:
-        errors["signal"] = [f"'{signal}' is not one of: {', '.join(Signal.values)}."]
-    if source not in FeedbackSource.values:
-        errors["source"] = [f"'{source}' is not one of: {', '.join(FeedbackSource.values)}."]
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
-        errors["value"] = ["The value is a number from 0 to 1."]
-    if not isinstance(note, str) or len(note) > MAX_NOTE_CHARS:
-        errors["note"] = [f"The note is text of at most {MAX_NOTE_CHARS} characters."]
-    if not errors and (reasons := injection_reasons(note)):
-        errors["note"] = [
-            f"The note reads as instructions to agents ({'; '.join(reasons)}); say what happened instead."
-        ]
-    if errors:
-        raise InvalidInput(errors)
-    note, _ = redact(note)
+    note = _validated(signal=signal, source=source, value=value, note=note)
     with transaction.atomic():
         locked = Memory.objects.select_for_update().get(pk=memory.pk)
         event = FeedbackEvent.objects.create(
@@ -179,3 +165,63 @@ def feedback_record(
         record_event(locked, Action.FEEDBACK, actor=user, signal=signal, source=source, value=float(value))
         inverted = memory_recompute(locked, actor=user)
     return FeedbackResult(locked, event, inverted)
+
+
+def feedback_record_many(
+    *,
+    memory_ids,
+    signal: str,
+    user=None,
+    session: Session | None = None,
+    source: str = FeedbackSource.EXPLICIT,
+    value: float = 1.0,
+) -> list[FeedbackResult]:
+    """The same signal on the memories ``memory_ids`` (a session's end rates every memory it was shown), with
+    the rules of :func:`feedback_record`: the rows are locked in key order (two sessions ending at
+    once that were shown the same memories do not deadlock), and the events are written and read
+    back together rather than one memory at a time. Memories deleted in the meantime are skipped."""
+    _validated(signal=signal, source=source, value=value, note="")
+    user = user if getattr(user, "pk", None) else None
+    with transaction.atomic():
+        locked = list(Memory.objects.select_for_update().filter(pk__in=set(memory_ids)).order_by("pk"))
+        now = timezone.now()
+        events = FeedbackEvent.objects.bulk_create(
+            [
+                FeedbackEvent(
+                    memory=memory,
+                    signal=signal,
+                    value=float(value),
+                    source=source,
+                    user=user,
+                    session=session,
+                    created_at=now,
+                )
+                for memory in locked
+            ]
+        )
+        record_events(locked, Action.FEEDBACK, actor=user, signal=signal, source=source, value=float(value))
+        prefetch_related_objects(locked, "feedback_events")
+        return [
+            FeedbackResult(memory, event, memory_recompute(memory, now=now, actor=user))
+            for memory, event in zip(locked, events, strict=True)
+        ]
+
+
+def _validated(*, signal: str, source: str, value, note) -> str:
+    """The note, redacted, once every argument is valid; raises InvalidInput otherwise."""
+    errors = {}
+    if signal not in Signal.values:
+        errors["signal"] = [f"'{signal}' is not one of: {', '.join(Signal.values)}."]
+    if source not in FeedbackSource.values:
+        errors["source"] = [f"'{source}' is not one of: {', '.join(FeedbackSource.values)}."]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+        errors["value"] = ["The value is a number from 0 to 1."]
+    if not isinstance(note, str) or len(note) > MAX_NOTE_CHARS:
+        errors["note"] = [f"The note is text of at most {MAX_NOTE_CHARS} characters."]
+    if not errors and (reasons := injection_reasons(note)):
+        errors["note"] = [
+            f"The note reads as instructions to agents ({'; '.join(reasons)}); say what happened instead."
+        ]
+    if errors:
+        raise InvalidInput(errors)
+    return redact(note)[0]

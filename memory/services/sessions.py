@@ -30,7 +30,7 @@ from memory.models import (
 from memory.services import entities as entity_service
 from memory.services.errors import InvalidInput, NotFound
 from memory.services.extraction import extraction_queue
-from memory.services.feedback import feedback_record
+from memory.services.feedback import feedback_record_many
 from memory.services.redaction import redact
 
 MAX_EXTERNAL_ID = 200
@@ -293,20 +293,17 @@ def session_end(
         session.refresh_from_db()
         if (claimed or resumed) and outcome.label != ImplicitLabel.NEUTRAL:
             signal = Signal.HELPFUL if outcome.label == ImplicitLabel.HELPFUL else Signal.HARMFUL
-            # In memory order: two sessions ending at once that were shown the same memories lock
-            # them in the same order (otherwise they deadlock; seen under bench.load).
-            recalls = session.recalls.select_related("memory").order_by("memory_id")
+            recalls = session.recalls.all()
             if resumed:  # each end rates what was shown since the end before
                 recalls = recalls.filter(surfaced_at__gt=previous_end[0])
-            for recall in recalls:
-                feedback_record(
-                    memory=recall.memory,
-                    signal=signal,
-                    source=FeedbackSource.IMPLICIT,
-                    value=outcome.score,
-                    user=session.user,
-                    session=session,
-                )
+            feedback_record_many(
+                memory_ids=list(recalls.values_list("memory_id", flat=True)),
+                signal=signal,
+                source=FeedbackSource.IMPLICIT,
+                value=outcome.score,
+                user=session.user,
+                session=session,
+            )
         if resumed:
             Session.objects.filter(
                 pk=session.pk, extraction_status__in=[ExtractionStatus.DONE, ExtractionStatus.FAILED]

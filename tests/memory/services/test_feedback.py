@@ -7,9 +7,9 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from memory.models import FeedbackEvent, Memory
+from memory.models import FeedbackEvent, Memory, MemoryEvent
 from memory.services.errors import InvalidInput, InvalidTransition
-from memory.services.feedback import feedback_record, memory_recompute
+from memory.services.feedback import feedback_record, feedback_record_many, memory_recompute
 from memory.services.maturity import memory_deprecate, memory_promote, memory_reset
 from memory.services.store import memory_store
 from tests.conftest import voter
@@ -148,3 +148,69 @@ def test_bad_feedback_is_refused(decision):
         with pytest.raises(InvalidInput):
             feedback_record(memory=decision, **kwargs)
     assert not FeedbackEvent.objects.exists()
+
+
+AGGREGATES = ("feedback_score", "helpful_count", "harmful_count", "irrelevant_count", "maturity")
+
+
+TWIN_TEXTS = {
+    "A": (
+        "Deploy on Fridays after lunch.",
+        "The cache warms in about a minute.",
+        "Run the linters before pushing.",
+    ),
+    "B": (
+        "Tag releases from the main branch only.",
+        "The search index rebuilds overnight.",
+        "Rebase feature branches before review.",
+    ),
+}
+
+
+def twin_memories(label: str) -> list[Memory]:
+    """A decision already judged harmful once and helpful once (one more harmful vote inverts it),
+    an insight with two helpful votes, and a fresh workflow note."""
+    decision, insight, note = TWIN_TEXTS[label]
+    judged = memory_store(content=decision, memory_type="decision").memory
+    give(judged, "helpful", "harmful")
+    liked = memory_store(content=insight, memory_type="insight").memory
+    give(liked, "helpful", "helpful")
+    fresh = memory_store(content=note, memory_type="workflow_note").memory
+    return [judged, liked, fresh]
+
+
+@pytest.mark.parametrize(("signal", "value"), [("harmful", 1.0), ("helpful", 0.8)])
+def test_rating_many_memories_at_once_does_what_rating_each_does(db, member, signal, value):
+    one_by_one, together = twin_memories("A"), twin_memories("B")
+    for memory in one_by_one:
+        feedback_record(memory=memory, signal=signal, source="implicit", value=value, user=member)
+    results = feedback_record_many(
+        memory_ids=[m.pk for m in together], signal=signal, source="implicit", value=value, user=member
+    )
+    assert sorted(r.memory.pk for r in results) == sorted(m.pk for m in together)
+    for single, batched in zip(one_by_one, together, strict=True):
+        single.refresh_from_db()
+        batched.refresh_from_db()
+        assert [getattr(batched, name) for name in AGGREGATES] == [
+            getattr(single, name) for name in AGGREGATES
+        ]
+        assert batched.inversions.count() == single.inversions.count()
+        assert list(
+            MemoryEvent.objects.filter(memory=batched).values_list("action", flat=True).order_by("pk")
+        ) == list(MemoryEvent.objects.filter(memory=single).values_list("action", flat=True).order_by("pk"))
+    if signal == "harmful":  # the judged decision crossed the line either way
+        assert together[0].maturity == "deprecated" and together[0].inversions.exists()
+
+
+def test_rating_many_skips_deleted_memories_and_bad_input_writes_nothing(decision):
+    gone = memory_store(content="Pin the Node version in .nvmrc.", memory_type="decision").memory
+    gone_pk = gone.pk
+    gone.delete()
+    results = feedback_record_many(memory_ids=[decision.pk, gone_pk], signal="helpful")
+    assert [r.memory.pk for r in results] == [decision.pk]
+    before = FeedbackEvent.objects.count()
+    with pytest.raises(InvalidInput):
+        feedback_record_many(memory_ids=[decision.pk], signal="loved")
+    with pytest.raises(InvalidInput):
+        feedback_record_many(memory_ids=[decision.pk], signal="helpful", value=3)
+    assert FeedbackEvent.objects.count() == before
