@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.latency import percentile
+from bench.stats import percentile
 
 DATA = Path(__file__).resolve().parent / "data" / "memorylane.jsonl"
 

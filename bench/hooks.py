@@ -13,13 +13,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
+
+from bench.stats import summary
 
 MEMLANE = str(Path(sys.executable).parent / "memlane")
 TRANSCRIPT = (
@@ -32,24 +33,10 @@ TRANSCRIPT = (
 )
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
-
-
 def timed(args: list[str], env: dict, stdin: str = "") -> tuple[float, subprocess.CompletedProcess]:
     started = time.perf_counter()
     done = subprocess.run([MEMLANE, *args], input=stdin, capture_output=True, text=True, env=env, timeout=60)
     return (time.perf_counter() - started) * 1000, done
-
-
-def summary(values: list[float]) -> dict:
-    return {
-        "runs": len(values),
-        "p50_ms": round(statistics.median(values), 1),
-        "p95_ms": round(percentile(values, 0.95), 1),
-        "max_ms": round(max(values), 1),
-    }
 
 
 def main() -> int:
@@ -125,7 +112,7 @@ def main() -> int:
     print(f"{'command'.ljust(width)}  runs     p50      p95      max")
     for name, row in results.items():
         print(
-            f"{name.ljust(width)}  {row['runs']:>4}  {row['p50_ms']:>6.1f}  {row['p95_ms']:>7.1f}  {row['max_ms']:>7.1f}  ms"
+            f"{name.ljust(width)}  {row['n']:>4}  {row['p50_ms']:>6.1f}  {row['p95_ms']:>7.1f}  {row['max_ms']:>7.1f}  ms"
         )
     print(f"(session-start context: {context_chars} characters)")
     print(json.dumps({"context_chars": context_chars, "results": results}))

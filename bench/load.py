@@ -21,7 +21,6 @@ import json
 import os
 import random
 import signal
-import statistics
 import subprocess
 import sys
 import threading
@@ -29,21 +28,9 @@ import time
 import urllib.parse
 import uuid
 
-from bench.latency import percentile, synthetic_memories, synthetic_queries
+from bench.latency import synthetic_memories, synthetic_queries
 from bench.scratch import free_port
-
-
-def summary(ms: list[float], seconds: float) -> dict:
-    if not ms:
-        return {"n": 0}
-    return {
-        "n": len(ms),
-        "per_second": round(len(ms) / seconds, 1),
-        "p50_ms": round(percentile(ms, 50), 1),
-        "p95_ms": round(percentile(ms, 95), 1),
-        "p99_ms": round(percentile(ms, 99), 1),
-        "mean_ms": round(statistics.fmean(ms), 1),
-    }
+from bench.stats import summary
 
 
 class Client:
@@ -163,7 +150,7 @@ def run_load(
         "seconds": round(elapsed, 1),
         "requests": requests,
         "requests_per_second": round(requests / elapsed, 1),
-        "operations": {name: summary(values, elapsed) for name, values in timings.items() if values},
+        "operations": {name: summary(values, seconds=elapsed) for name, values in timings.items() if values},
         "errors": errors,
     }
 

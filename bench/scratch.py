@@ -1,5 +1,5 @@
-"""Throwaway resources for a benchmark: a database created and migrated on the configured server
-and dropped after, and a free port."""
+"""Resources for a benchmark: a throwaway database created and migrated on the configured server
+and dropped after, a kept one that later runs reuse, and a free port."""
 
 from __future__ import annotations
 
@@ -30,3 +30,24 @@ def scratch_database(prefix: str) -> Iterator[None]:
         yield
     finally:
         connection.creation.destroy_test_db(original_name, verbosity=0)
+
+
+@contextlib.contextmanager
+def kept_database(name: str):
+    """Point Django at database ``name`` on the configured server, created and migrated when missing,
+    never dropped."""
+    from django.conf import settings
+    from django.core.management import call_command
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
+        exists = cursor.fetchone() is not None
+        if not exists:
+            cursor.execute(f'CREATE DATABASE "{name}"')
+    connection.close()
+    settings.DATABASES["default"]["NAME"] = name
+    connection.settings_dict["NAME"] = name
+    if not exists:
+        call_command("migrate", interactive=False, verbosity=0)
+    yield
