@@ -20,14 +20,13 @@ import http.client
 import json
 import os
 import random
-import signal
-import subprocess
 import sys
 import threading
 import time
 import urllib.parse
 import uuid
 
+from bench.chaos import Host
 from bench.latency import synthetic_memories, synthetic_queries
 from bench.scratch import free_port
 from bench.stats import summary
@@ -183,43 +182,24 @@ def prepare(memories: int, seed: int, clients: int) -> list[str]:
     return [token_create(user=user, scopes=["read", "write"])[1] for _ in range(clients)]
 
 
-def start_server(port: int) -> subprocess.Popen:
+def start_server(port: int) -> Host:
+    """``make run``'s runner on ``port`` with this environment, once its health answers 200 (its
+    log is ``MEMORYLANE_HOME/runner.log``)."""
     from django.conf import settings
 
-    env = {**os.environ, "PORT": str(port), "HOST": "127.0.0.1"}
-    with open(settings.MEMORYLANE_HOME / "load-server.log", "ab") as log:  # the server keeps its own copy
-        print(f"Server log: {log.name}", file=sys.stderr)
-        server = subprocess.Popen(
-            [sys.executable, "-m", "memorylane.runner"],
-            env=env,
-            start_new_session=True,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+    host = Host("load", settings.MEMORYLANE_HOME, port, {**os.environ, "HOST": "127.0.0.1"})
+    host.start()
+    print(f"Server log: {host.home / 'runner.log'}", file=sys.stderr)
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise SystemExit(f"the server exited with {server.returncode}")
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            connection.request("GET", "/api/v1/health")
-            if connection.getresponse().status == 200:
-                return server
-        except OSError:
-            pass
+        if host.process.poll() is not None:
+            host.stop()
+            raise SystemExit(f"the server exited with {host.process.returncode}")
+        if host.healthy():
+            return host
         time.sleep(1)
-    stop_server(server)
+    host.stop()
     raise SystemExit("the server did not become healthy in 240 s")
-
-
-def stop_server(server: subprocess.Popen) -> None:
-    if server.poll() is None:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(60)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
 
 
 def warm_up(url: str, token: str) -> None:
@@ -269,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     finally:
         if server is not None:
-            stop_server(server)
+            server.stop()
             from memorylane import embedded
 
             embedded.stop_if_started_here()
