@@ -515,7 +515,8 @@ MEMORY_LANE: dict = {
     "FUSION_ALPHA": 0.5,  # convex: the weight of the normalised similarity (the rest is normalised BM25)
     "FUSION_ALPHA_MAX": 0.9,  # adaptive: the similarity weight when no memory matches the query's words
     "FUSION_ALPHA_MIN": 0.35,  # adaptive: … when one matches all of them
-    "FUSION_COVERAGE_RANGE": [0.4, 0.7],  # adaptive: the best match's coverage between which alpha moves
+    # adaptive: alpha falls from MAX at the first coverage to MIN at the second (a memory has every word)
+    "FUSION_COVERAGE_RANGE": [0.4, 1.0],
     "FUSION_NAME_MIN_COVERAGE": 0.2,  # adaptive: a name counts when the best word match covers this much
     "FUSION_MIN_SPREAD": 0.2,  # adaptive/convex: similarities are normalised over at least this range
     "RRF_K": 60,  # rrf

@@ -8,8 +8,9 @@
 3. The base relevance fuses the two (FUSION_METHOD, default ``adaptive``):
    ``α × similarity min-max normalised over the candidates + (1 − α) × BM25 / best BM25``, where α
    leans lexical (FUSION_ALPHA_MIN) when the question names someone or something exactly that the
-   memories' words know, and semantic (FUSION_ALPHA_MAX) when no memory covers the question's
-   words — a paraphrase.
+   memories' words know, and semantic (FUSION_ALPHA_MAX) when no memory covers much of the
+   question's words — a paraphrase; in between it follows the best match's coverage
+   (FUSION_COVERAGE_RANGE), reaching FUSION_ALPHA_MIN only when a memory holds every word.
 4. Vector-only candidates below the similarity floor are dropped.
 5. ``final = relevance × Π factor^RANKING_EXPONENTS[factor]`` over type weight, intent boost,
    feedback score, decay and maturity, × ENTITY_MATCH_BOOST for a memory about a named entity.
