@@ -140,8 +140,10 @@ def restart_after_crash() -> None:
     _started_here = True  # restarted by this process: it stops it
 
 
-def server():
-    """Start or attach to the cluster once per process and return pgserver's handle."""
+def server(tuning: dict | None = None):
+    """Start or attach to the cluster once per process and return pgserver's handle. The process
+    that starts it applies ``tuning`` (server settings, ``ALTER SYSTEM``), restarting it once when
+    one of them needs a restart (``shared_buffers`` the first time)."""
     global _server, _started_here
     if _server is None:
         import pgserver
@@ -151,8 +153,35 @@ def server():
         _started_here = not _is_running(data_dir)
         # cleanup_mode=None: pgserver never stops it behind our back; stop_if_started_here does.
         _server = pgserver.get_server(data_dir, cleanup_mode=None)
+        if _started_here and tuning and apply_tuning(_server.get_uri(), tuning):
+            stop()
+            with _server._lock:
+                _server._postmaster_info = None
+                _server.ensure_postgres_running()
         _ensure_database(_server.get_uri())
     return _server
+
+
+def apply_tuning(admin_uri: str, tuning: dict) -> bool:
+    """Write ``tuning`` to the cluster's ``postgresql.auto.conf`` and reload it; returns whether a
+    setting can only take effect after a restart. Settings already in place change nothing."""
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(admin_uri, autocommit=True) as conn:
+        for name, value in tuning.items():
+            conn.execute(
+                sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(name), sql.Literal(str(value)))
+            )
+        conn.execute("SELECT pg_reload_conf()")
+        # pg_file_settings reads the file now: ``applied`` is false for a value the running server
+        # cannot take without a restart.
+        waiting = conn.execute(
+            "SELECT count(*) FROM pg_file_settings "
+            "WHERE name = ANY(%s) AND sourcefile LIKE '%%postgresql.auto.conf' AND NOT applied",
+            [list(tuning)],
+        ).fetchone()[0]
+    return waiting > 0
 
 
 def _ensure_database(admin_uri: str) -> None:
@@ -168,9 +197,10 @@ def _ensure_database(admin_uri: str) -> None:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE_NAME)))
 
 
-def database_url() -> str:
-    """A ``postgresql://`` URL for the embedded ``memorylane`` database, starting the cluster if needed."""
-    info = server().get_postmaster_info()
+def database_url(tuning: dict | None = None) -> str:
+    """A ``postgresql://`` URL for the embedded ``memorylane`` database, starting the cluster if needed
+    (with ``tuning``: :func:`server`)."""
+    info = server(tuning).get_postmaster_info()
     return f"postgresql://postgres@/{DATABASE_NAME}?host={quote(str(info.socket_dir))}&port={info.port}"
 
 

@@ -150,11 +150,6 @@ TEMPLATES = [
     },
 ]
 
-if database_url := os.environ.get("DATABASE_URL"):
-    DATABASES = {"default": parse_database_url(database_url)}
-else:
-    DATABASES = {"default": parse_database_url(embedded.database_url())}
-
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -689,6 +684,10 @@ MEMORY_LANE: dict = {
     "RUNNER_POLL_SECONDS": 0.2,  # how often the runner looks at its parts
     # A database outage answers 503 SERVICE_UNAVAILABLE with this Retry-After (API, /mcp, dashboard, health).
     "DATABASE_RETRY_AFTER_SECONDS": 5,
+    # The embedded PostgreSQL's own settings (ALTER SYSTEM, applied by the process that starts it;
+    # a changed shared_buffers restarts it once). PostgreSQL's default of 128MB holds a quarter of a
+    # 100,000-memory table with its indexes (512 MB); 1GB holds all of it.
+    "EMBEDDED_POSTGRES_SETTINGS": {"shared_buffers": "1GB"},
     # manage.py export_data / import_data: rows per written batch.
     "BACKUP_BATCH_SIZE": 500,
     # The optional LLM (MEMORYLANE_LLM_URL, OpenAI-compatible chat completions)
@@ -730,6 +729,13 @@ if config_path := os.environ.get("MEMORYLANE_CONFIG"):
     if unknown:
         raise ImproperlyConfigured(f"MEMORYLANE_CONFIG has unknown keys: {sorted(unknown)}")
     MEMORY_LANE.update(overrides)
+
+if database_url := os.environ.get("DATABASE_URL"):
+    DATABASES = {"default": parse_database_url(database_url)}
+else:
+    DATABASES = {
+        "default": parse_database_url(embedded.database_url(MEMORY_LANE["EMBEDDED_POSTGRES_SETTINGS"]))
+    }
 
 CELERY_BEAT_SCHEDULE = {
     "reflect-daily": {

@@ -12,6 +12,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import psycopg
 import pytest
 from django.contrib.auth import get_user_model
 
@@ -54,7 +55,8 @@ def test_ensure_admin_generates_and_prints_a_password_once(db, monkeypatch, caps
     assert capsys.readouterr().out == ""
 
 
-def test_the_runner_serves_health_and_the_admin_login_then_stops_everything(tmp_path):
+def test_the_runner_serves_health_and_the_admin_login_then_stops_everything(tmp_path, settings):
+    wanted_buffers = settings.MEMORY_LANE["EMBEDDED_POSTGRES_SETTINGS"]["shared_buffers"]
     home = Path("/tmp") / f"ml-run-{os.getpid()}"  # short: the database socket lives here
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL"}}
@@ -79,6 +81,17 @@ def test_the_runner_serves_health_and_the_admin_login_then_stops_everything(tmp_
         status, page = get(f"http://127.0.0.1:{port}/admin/login/")
         assert status == 200 and b"Django administration" in page
         assert (home / "pgdata" / "postmaster.pid").exists()
+        # The fresh cluster was tuned, and restarted once for shared_buffers.
+        url = subprocess.run(
+            [sys.executable, "-m", "memorylane.embedded", "url"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ).stdout.strip()
+        with psycopg.connect(url) as conn:
+            assert conn.execute("SHOW shared_buffers").fetchone()[0] == wanted_buffers
 
         while (
             time.monotonic() < deadline
