@@ -176,10 +176,11 @@ def feedback_record_many(
     source: str = FeedbackSource.EXPLICIT,
     value: float = 1.0,
 ) -> list[FeedbackResult]:
-    """The same signal on the memories ``memory_ids`` (a session's end rates every memory it was shown), with
-    the rules of :func:`feedback_record`: the rows are locked in key order (two sessions ending at
-    once that were shown the same memories do not deadlock), and the events are written and read
-    back together rather than one memory at a time. Memories deleted in the meantime are skipped."""
+    """The same signal on the memories ``memory_ids`` (a session's end rates every memory it was
+    shown), with the rules of :func:`feedback_record`: the rows are locked in key order (two
+    sessions ending at once that were shown the same memories do not deadlock), and the events are
+    written and read back together rather than one memory at a time. Memories deleted in the
+    meantime are skipped."""
     _validated(signal=signal, source=source, value=value, note="")
     user = user if getattr(user, "pk", None) else None
     with transaction.atomic():
