@@ -85,6 +85,7 @@ def exception_handler(exc, context) -> Response:
         # The database is unreachable (or went away mid-request): a 503 to retry, not a bug's 500.
         from memorylane.middleware import MESSAGE, retry_after
 
+        logger.warning("database error in %s: %s", context.get("view"), exc)
         seconds = retry_after()
         return Response(
             error_body("SERVICE_UNAVAILABLE", MESSAGE, retry_after_seconds=seconds),

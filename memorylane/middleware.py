@@ -9,6 +9,8 @@ itself on the dashboard. Errors raised outside views (in other middleware: sessi
 
 from __future__ import annotations
 
+import logging
+
 from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse, JsonResponse
 from django.template.loader import render_to_string
@@ -16,6 +18,7 @@ from django.template.loader import render_to_string
 from memory.conf import setting
 
 DATABASE_ERRORS = (OperationalError, InterfaceError)
+logger = logging.getLogger(__name__)
 API_PREFIXES = ("/api/", "/mcp")
 MESSAGE = "The database is unavailable right now; nothing was changed. Try again in a few seconds."
 
@@ -54,5 +57,6 @@ class DatabaseUnavailableMiddleware:
 
     def process_exception(self, request, exception):
         if isinstance(exception, DATABASE_ERRORS):
+            logger.warning("database error on %s: %s", request.path, exception)
             return unavailable_response(request)
         return None

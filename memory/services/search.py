@@ -34,7 +34,6 @@ from datetime import datetime
 
 from django.contrib.postgres.search import SearchQuery
 from django.db import connection, transaction
-from django.db.models import F
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
@@ -723,8 +722,17 @@ def score_candidate(
 
 def record_retrieval(hits: list[SearchHit], session: Session | None, now: datetime) -> None:
     """Count the retrieval (it never changes a score) and remember what a session was shown."""
-    ids = [hit.memory.pk for hit in hits]
-    Memory.objects.filter(pk__in=ids).update(retrieval_count=F("retrieval_count") + 1, last_retrieved_at=now)
+    # The rows are locked in key order, as every writer of several memories locks them
+    # (feedback_record_many): an UPDATE … WHERE id IN (…) locks them in the order it finds them, and
+    # under load that deadlocked with a session's end rating the same memories.
+    table = connection.ops.quote_name(Memory._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} AS m SET retrieval_count = m.retrieval_count + 1, last_retrieved_at = %s "
+            f"FROM (SELECT id FROM {table} WHERE id = ANY(%s) ORDER BY id FOR UPDATE) AS locked "
+            "WHERE m.id = locked.id",
+            [now, sorted(hit.memory.pk for hit in hits)],
+        )
     for hit in hits:  # the rows were loaded before the count: what the caller shows includes this one
         hit.memory.retrieval_count += 1
         hit.memory.last_retrieved_at = now

@@ -1,22 +1,26 @@
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from memory.models import Memory, Recall, Session
 from memory.services import search
 from memory.services.errors import AmbiguousEntity, InvalidInput
-from memory.services.feedback import feedback_record
+from memory.services.feedback import feedback_record, feedback_record_many
 from memory.services.maturity import memory_deprecate
 from memory.services.search import (
     FusionContext,
+    SearchHit,
     intent_types,
     lexical_candidates,
     memory_search,
     names_things,
+    record_retrieval,
 )
 from memory.services.store import memory_store
 
@@ -191,6 +195,39 @@ def test_retrieval_is_counted_and_recalled_for_a_session_without_changing_scores
     assert memory.feedback_score == 1.0
     recall = Recall.objects.get(session=session)
     assert (recall.memory, recall.rank) == (memory, 1)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_counting_retrievals_never_deadlocks_with_a_session_end_rating_the_same_memories():
+    """Under load a search's count of what it showed deadlocked with a session's end rating those
+    memories: the two locked the same rows in different orders (503 for one of them)."""
+    memories = [
+        store(f"Convention {n}: the {word} service logs in UTC.") for n, word in enumerate("abcdefghijklmnop")
+    ]
+    rounds = 12
+
+    def count(_):
+        try:
+            for _ in range(rounds):  # in the order they were stored, which is not the keys' order
+                record_retrieval([SearchHit(m, 1.0, {}) for m in memories], None, timezone.now())
+        finally:
+            connection.close()
+
+    def rate(_):
+        try:
+            for _ in range(rounds):
+                feedback_record_many(
+                    memory_ids=[m.pk for m in reversed(memories)], signal="helpful", source="implicit"
+                )
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for future in [pool.submit(count, 0), pool.submit(rate, 0)]:
+            future.result()  # a deadlock raises here
+    assert set(
+        Memory.objects.filter(pk__in=[m.pk for m in memories]).values_list("retrieval_count", flat=True)
+    ) == {rounds}
 
 
 def test_bad_search_input_is_refused(db):
