@@ -98,6 +98,8 @@ class OnnxEncoder:
         # onnxruntime's threads spin for a while after each run, waiting for the next: under load
         # that burned a core the database needed (README "Benchmarks", load).
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        if threads := setting("EMBEDDING_THREADS"):
+            options.intra_op_num_threads = threads
         self.session = onnxruntime.InferenceSession(
             str(exported), options, providers=["CPUExecutionProvider"]
         )

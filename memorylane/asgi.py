@@ -1,7 +1,11 @@
 """ASGI entry point: ``uvicorn memorylane.asgi:application``.
 
 One process serves both surfaces: ``/mcp`` goes to the MCP server (api/mcp_server.py), everything
-else to Django. ASGI lifespan events start and stop the MCP session manager; without them
+else to Django. Django runs as a WSGI application on a fixed pool of WEB_THREADS threads (a2wsgi):
+its ASGI handler ran each request on a new thread and crossed between that thread and the event
+loop around every middleware, which under load cost more CPU than the requests' own work (README
+"Benchmarks", load). The fixed threads also keep their database connections between requests when
+DATABASE_CONN_MAX_AGE is set. ASGI lifespan events start and stop the MCP session manager; without them
 (``uvicorn --lifespan off``, as the runner starts it) the first /mcp request starts it.
 """
 
@@ -9,13 +13,15 @@ from __future__ import annotations
 
 import os
 
-from django.core.asgi import get_asgi_application
+from a2wsgi import WSGIMiddleware
+from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memorylane.settings")
 
+from memory.conf import setting  # noqa: E402 - needs the settings module named first
 from memorylane.bodies import with_body_length  # noqa: E402
 
-django_application = with_body_length(get_asgi_application())
+django_application = with_body_length(WSGIMiddleware(get_wsgi_application(), workers=setting("WEB_THREADS")))
 
 from api.mcp_server import McpApplication, is_mcp_path  # noqa: E402 - needs Django set up first
 

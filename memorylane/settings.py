@@ -46,8 +46,9 @@ def parse_database_url(url: str) -> dict:
     query: dict = {key: values[-1] for key, values in parse_qs(parsed.query).items()}
     host = query.pop("host", None) or unquote(parsed.hostname or "")
     port = query.pop("port", None) or (str(parsed.port) if parsed.port else "")
-    # ASGI runs each request's view on a new thread, so a connection kept per thread (CONN_MAX_AGE)
-    # is never reused; a pool per process is (README "Capacity").
+    # The web process runs Django on a fixed pool of threads (memorylane/asgi.py), so a connection
+    # kept per thread (CONN_MAX_AGE; make run's processes keep theirs 300 s) is reused; a pool shares
+    # at most DATABASE_POOL_SIZE connections between a process's threads instead.
     if pool_size := envint("DATABASE_POOL_SIZE", "0"):
         query["pool"] = {"min_size": 1, "max_size": pool_size, "timeout": 30}
     return {
@@ -310,6 +311,11 @@ MEMORY_LANE: dict = {
     "EMBEDDING_DIMENSIONS": 384,
     "EMBEDDING_BATCH_SIZE": 64,
     "EMBEDDING_BACKEND": "onnx",  # onnx (the model exported once, run by onnxruntime) | torch
+    # Threads per web process serving Django (memorylane/asgi.py); the processes are WEB_CONCURRENCY.
+    "WEB_THREADS": envint("MEMORYLANE_WEB_THREADS", "4"),
+    # onnxruntime's threads per model run; 0 lets it take one per core. One spends less CPU per text
+    # (a query alone gains little from a second thread), so a busy server answers more requests.
+    "EMBEDDING_THREADS": envint("MEMORYLANE_EMBEDDING_THREADS", "0"),
     # §4.1 taxonomy
     "TYPE_WEIGHTS": {
         "correction": 1.0,
@@ -682,6 +688,8 @@ MEMORY_LANE: dict = {
     "RUNNER_STABLE_SECONDS": 10.0,
     "RUNNER_STOP_TIMEOUT_SECONDS": 15.0,  # per part, before SIGKILL
     "RUNNER_POLL_SECONDS": 0.2,  # how often the runner looks at its parts
+    # How long make run's processes keep a database connection (DATABASE_CONN_MAX_AGE when unset).
+    "RUNNER_CONN_MAX_AGE_SECONDS": 300,
     # A database outage answers 503 SERVICE_UNAVAILABLE with this Retry-After (API, /mcp, dashboard, health).
     "DATABASE_RETRY_AFTER_SECONDS": 5,
     # The embedded PostgreSQL's own settings (ALTER SYSTEM, applied by the process that starts it;
