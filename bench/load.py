@@ -10,7 +10,8 @@ p50/p95/p99 per operation, then one line of JSON.
 Without ``--url`` it prepares the server itself: it seeds the database of ``MEMORYLANE_HOME`` (or
 ``DATABASE_URL``) with ``--memories`` synthetic memories when it holds fewer (the bulk loader of
 ``bench.latency``), creates a token, starts ``python -m memorylane.runner`` on a free port with
-the same environment, runs the load, and stops the server.
+the same environment, runs the load, stops the server and deletes what the run stored (unless
+``--keep``), so runs one after another measure the same corpus.
 """
 
 from __future__ import annotations
@@ -149,6 +150,7 @@ def run_load(
     requests = sum(len(v) for v in timings.values())
     return {
         "clients": clients,
+        "run": run,
         "seconds": round(elapsed, 1),
         "requests": requests,
         "requests_per_second": round(requests / elapsed, 1),
@@ -187,6 +189,15 @@ def prepare(memories: int, seed: int, clients: int) -> list[str]:
     return [token_create(user=user, scopes=["read", "write"])[1] for _ in range(clients)]
 
 
+def forget(run: str) -> None:
+    """Delete what run ``run`` stored (its memories and sessions), so the next run measures the same
+    corpus."""
+    from memory.models import Memory, Session
+
+    Memory.objects.filter(content__contains=f"(load {run}-").delete()
+    Session.objects.filter(external_id__startswith=f"load-{run}-").delete()
+
+
 def start_server(port: int) -> Host:
     """``make run``'s runner on ``port`` with this environment, once its health answers 200 (its
     log is ``MEMORYLANE_HOME/runner.log``)."""
@@ -207,10 +218,21 @@ def start_server(port: int) -> Host:
     raise SystemExit("the server did not become healthy in 240 s")
 
 
-def warm_up(url: str, token: str) -> None:
+def web_processes(started_here: bool) -> int:
+    """The server's web processes: WEB_CONCURRENCY, else what ``make run`` starts (or 1 elsewhere)."""
+    if os.environ.get("WEB_CONCURRENCY"):
+        return int(os.environ["WEB_CONCURRENCY"])
+    if started_here:
+        from django.conf import settings
+
+        return int(settings.MEMORY_LANE["RUNNER_WEB_PROCESSES"])
+    return 1
+
+
+def warm_up(url: str, token: str, processes: int) -> None:
     """A few searches per web process, so each has its model loaded before the measurement."""
     client = Client(url, token, 120)
-    for _ in range(int(os.environ.get("WEB_CONCURRENCY", "1")) * 4):
+    for _ in range(processes * 4):
         client.request("GET", "/api/v1/search?q=warm+up&limit=1")
 
 
@@ -229,11 +251,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--memories", type=int, default=10000, help="seed the database up to this many")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--keep", action="store_true", help="keep what the run stored (deleted by default)")
     args = parser.parse_args(argv)
     if args.url and not args.token:
         parser.error("--url needs --token")
 
-    server = None
+    server, report = None, None
     url, tokens = args.url, args.token
     try:
         if not url:
@@ -242,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"Starting the server on port {port}…", file=sys.stderr)
             server = start_server(port)
             url = f"http://127.0.0.1:{port}"
-        warm_up(url, tokens[0])
+        warm_up(url, tokens[0], web_processes(server is not None))
         print(f"{args.clients} clients for {args.seconds:.0f} s against {url}…", file=sys.stderr)
         report = run_load(
             url,
@@ -257,8 +280,10 @@ def main(argv: list[str] | None = None) -> int:
             server.stop()
             from memorylane import embedded
 
+            if report is not None and not args.keep:
+                forget(report["run"])
             embedded.stop_if_started_here()
-    report["web_concurrency"] = int(os.environ.get("WEB_CONCURRENCY", "1"))
+    report["web_processes"] = web_processes(not args.url)
     print(f"{'operation':<14} {'n':>6} {'per s':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8}")
     for name, row in report["operations"].items():
         print(

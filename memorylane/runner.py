@@ -342,6 +342,7 @@ def main() -> int:
     # The web process serves Django on a fixed pool of threads (memorylane/asgi.py), so a connection
     # each thread keeps is reused: opening one per request cost the database more than the queries.
     env.setdefault("DATABASE_CONN_MAX_AGE", str(settings.MEMORY_LANE["RUNNER_CONN_MAX_AGE_SECONDS"]))
+    env.setdefault("WEB_CONCURRENCY", str(settings.MEMORY_LANE["RUNNER_WEB_PROCESSES"]))  # uvicorn reads it
     embedded_database = not os.environ.get("DATABASE_URL")
     if embedded_database:
         # The children attach to the cluster by URL and never start one themselves: restarting it after

@@ -690,6 +690,9 @@ MEMORY_LANE: dict = {
     "RUNNER_POLL_SECONDS": 0.2,  # how often the runner looks at its parts
     # How long make run's processes keep a database connection (DATABASE_CONN_MAX_AGE when unset).
     "RUNNER_CONN_MAX_AGE_SECONDS": 300,
+    # uvicorn processes under make run when WEB_CONCURRENCY is unset: one process's threads share one
+    # interpreter lock, and on two cores two processes answered a third more requests under load.
+    "RUNNER_WEB_PROCESSES": 2,
     # A database outage answers 503 SERVICE_UNAVAILABLE with this Retry-After (API, /mcp, dashboard, health).
     "DATABASE_RETRY_AFTER_SECONDS": 5,
     # The embedded PostgreSQL's own settings (ALTER SYSTEM, applied by the process that starts it;

@@ -196,7 +196,10 @@ def _reflection_for(cluster: Cluster, content: str, vector, existing: list) -> M
 
 def _condense(members: list[Memory], reflection: Memory) -> int:
     """Point the members at ``reflection`` (those nobody condensed meanwhile); returns how many."""
-    ids = [m.pk for m in members]
+    ids = sorted(m.pk for m in members)
+    # Locked in key order first, as every writer of several memories locks them (a search counting
+    # its retrievals, a session end rating what it showed): in scan order they could deadlock.
+    list(Memory.objects.select_for_update().filter(pk__in=ids).order_by("pk").values_list("pk", flat=True))
     count = Memory.objects.filter(pk__in=ids, condensed_into__isnull=True).update(
         condensed_into=reflection, updated_at=timezone.now()
     )
