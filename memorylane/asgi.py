@@ -1,12 +1,16 @@
 """ASGI entry point: ``uvicorn memorylane.asgi:application``.
 
 One process serves both surfaces: ``/mcp`` goes to the MCP server (api/mcp_server.py), everything
-else to Django. Django runs as a WSGI application on a fixed pool of WEB_THREADS threads (a2wsgi):
-its ASGI handler ran each request on a new thread and crossed between that thread and the event
-loop around every middleware, which under load cost more CPU than the requests' own work (README
-"Benchmarks", load). The fixed threads also keep their database connections between requests when
-DATABASE_CONN_MAX_AGE is set. ASGI lifespan events start and stop the MCP session manager; without them
-(``uvicorn --lifespan off``, as the runner starts it) the first /mcp request starts it.
+else to Django.
+
+Django runs as a WSGI application on a fixed pool of WEB_THREADS threads (a2wsgi). Its ASGI
+handler ran each request on a new thread and crossed between that thread and the event loop around
+every middleware, which under load cost more CPU than the requests' own work (README "Benchmarks",
+load). The fixed threads also keep their database connections between requests when
+DATABASE_CONN_MAX_AGE is set.
+
+ASGI lifespan events start and stop the MCP session manager; without them (``uvicorn --lifespan
+off``, as the runner starts it) the first /mcp request starts it.
 """
 
 from __future__ import annotations

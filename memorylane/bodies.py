@@ -1,9 +1,9 @@
 """Request bodies without a Content-Length (``Transfer-Encoding: chunked``) for Django.
 
-Django reads as many body bytes as Content-Length says, so a chunked request looked
-empty ("content: This field is required."). This wrapper reads such a body first, up to the size
-limit: within it, the request reaches Django with its Content-Length set; over it, the client gets
-413 in the API's error shape without the rest being read.
+Django reads as many body bytes as Content-Length says, so a chunked request looked empty
+("content: This field is required."). This wrapper reads such a body first, up to the size limit:
+within it, the request reaches Django with its Content-Length set; over it, the client gets 413 in
+the API's error shape without the rest being read.
 """
 
 from __future__ import annotations
