@@ -194,12 +194,19 @@ def _reflection_for(cluster: Cluster, content: str, vector, existing: list) -> M
     return None
 
 
+def _lock_in_key_order(ids) -> None:
+    """Lock these memories' rows in key order, as every writer of several memories does (a search
+    counting its retrievals, a session end rating what it showed): in another order they could
+    deadlock with those."""
+    list(
+        Memory.objects.select_for_update().filter(pk__in=set(ids)).order_by("pk").values_list("pk", flat=True)
+    )
+
+
 def _condense(members: list[Memory], reflection: Memory) -> int:
     """Point the members at ``reflection`` (those nobody condensed meanwhile); returns how many."""
-    ids = sorted(m.pk for m in members)
-    # Locked in key order first, as every writer of several memories locks them (a search counting
-    # its retrievals, a session end rating what it showed): in scan order they could deadlock.
-    list(Memory.objects.select_for_update().filter(pk__in=ids).order_by("pk").values_list("pk", flat=True))
+    ids = [m.pk for m in members]
+    _lock_in_key_order(ids)
     count = Memory.objects.filter(pk__in=ids, condensed_into__isnull=True).update(
         condensed_into=reflection, updated_at=timezone.now()
     )
@@ -208,7 +215,8 @@ def _condense(members: list[Memory], reflection: Memory) -> int:
 
 
 def _merge_into(reflection: Memory, cluster: Cluster, slugs: list[str]) -> int:
-    reflection = Memory.objects.select_for_update().get(pk=reflection.pk)
+    _lock_in_key_order([reflection.pk, *(m.pk for m in cluster.members)])
+    reflection = Memory.objects.get(pk=reflection.pk)
     tags = list(dict.fromkeys([*reflection.tags, *(t for m in cluster.members for t in m.tags)]))
     highest = min([reflection, *cluster.members], key=lambda m: priority_rank(m.priority)).priority
     reflection.tags, reflection.priority = tags[: setting("MAX_TAGS")], highest
