@@ -118,6 +118,12 @@ class MemoryQuerySet(models.QuerySet):
         mentions = EntityMention.objects.filter(entity_id__in=list(entity_ids)).values("memory_id")
         return self.filter(pk__in=mentions)
 
+    def locked_in_key_order(self) -> MemoryQuerySet:
+        """These rows locked FOR UPDATE in primary-key order: the order every writer of several
+        memories takes their locks in (a session end's ratings, reflection, a search's retrieval
+        count), so two of them never wait for each other in a cycle. Inside a transaction."""
+        return self.select_for_update().order_by("pk")
+
     def nearest(self, vector, k: int, *, exact: bool = False) -> MemoryQuerySet:
         """The k nearest by cosine distance. The HNSW index serves this ordering and filters what
         it found afterwards; with ``exact`` every filtered row is compared, for selective filters

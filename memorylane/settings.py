@@ -313,8 +313,8 @@ MEMORY_LANE: dict = {
     "EMBEDDING_BACKEND": "onnx",  # onnx (the model exported once, run by onnxruntime) | torch
     # Threads per web process serving Django (memorylane/asgi.py); the processes are WEB_CONCURRENCY.
     "WEB_THREADS": envint("MEMORYLANE_WEB_THREADS", "4"),
-    # onnxruntime's threads per model run; 0 lets it take one per core. One spends less CPU per text
-    # (a query alone gains little from a second thread), so a busy server answers more requests.
+    # onnxruntime's threads per model run; 0 lets it take one per core. One spends a quarter less CPU
+    # per query but answered no more requests under load (README "Benchmarks", load).
     "EMBEDDING_THREADS": envint("MEMORYLANE_EMBEDDING_THREADS", "0"),
     # §4.1 taxonomy
     "TYPE_WEIGHTS": {

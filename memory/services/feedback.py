@@ -184,7 +184,7 @@ def feedback_record_many(
     _validated(signal=signal, source=source, value=value, note="")
     user = user if getattr(user, "pk", None) else None
     with transaction.atomic():
-        locked = list(Memory.objects.select_for_update().filter(pk__in=set(memory_ids)).order_by("pk"))
+        locked = list(Memory.objects.filter(pk__in=set(memory_ids)).locked_in_key_order())
         now = timezone.now()
         events = FeedbackEvent.objects.bulk_create(
             [

@@ -195,12 +195,7 @@ def _reflection_for(cluster: Cluster, content: str, vector, existing: list) -> M
 
 
 def _lock_in_key_order(ids) -> None:
-    """Lock these memories' rows in key order, as every writer of several memories does (a search
-    counting its retrievals, a session end rating what it showed): in another order they could
-    deadlock with those."""
-    list(
-        Memory.objects.select_for_update().filter(pk__in=set(ids)).order_by("pk").values_list("pk", flat=True)
-    )
+    list(Memory.objects.filter(pk__in=set(ids)).locked_in_key_order().values_list("pk", flat=True))
 
 
 def _condense(members: list[Memory], reflection: Memory) -> int:

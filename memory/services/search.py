@@ -722,9 +722,9 @@ def score_candidate(
 
 def record_retrieval(hits: list[SearchHit], session: Session | None, now: datetime) -> None:
     """Count the retrieval (it never changes a score) and remember what a session was shown."""
-    # The rows are locked in key order, as every writer of several memories locks them
-    # (feedback_record_many): an UPDATE … WHERE id IN (…) locks them in the order it finds them, and
-    # under load that deadlocked with a session's end rating the same memories.
+    # The rows are locked in key order (MemoryQuerySet.locked_in_key_order's rule), in the same
+    # statement: an UPDATE … WHERE id IN (…) locks them in the order it finds them, and under load
+    # that deadlocked with a session's end rating the same memories.
     table = connection.ops.quote_name(Memory._meta.db_table)
     with connection.cursor() as cursor:
         cursor.execute(

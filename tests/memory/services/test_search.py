@@ -206,14 +206,14 @@ def test_counting_retrievals_never_deadlocks_with_a_session_end_rating_the_same_
     ]
     rounds = 12
 
-    def count(_):
+    def count():
         try:
             for _ in range(rounds):  # in the order they were stored, which is not the keys' order
                 record_retrieval([SearchHit(m, 1.0, {}) for m in memories], None, timezone.now())
         finally:
             connection.close()
 
-    def rate(_):
+    def rate():
         try:
             for _ in range(rounds):
                 feedback_record_many(
@@ -223,7 +223,7 @@ def test_counting_retrievals_never_deadlocks_with_a_session_end_rating_the_same_
             connection.close()
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        for future in [pool.submit(count, 0), pool.submit(rate, 0)]:
+        for future in [pool.submit(count), pool.submit(rate)]:
             future.result()  # a deadlock raises here
     assert set(
         Memory.objects.filter(pk__in=[m.pk for m in memories]).values_list("retrieval_count", flat=True)
