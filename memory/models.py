@@ -119,10 +119,13 @@ class MemoryQuerySet(models.QuerySet):
         return self.filter(pk__in=mentions)
 
     def locked_in_key_order(self) -> MemoryQuerySet:
-        """These rows locked FOR UPDATE in primary-key order: the order every writer of several
-        memories takes their locks in (a session end's ratings, reflection, a search's retrieval
-        count), so two of them never wait for each other in a cycle. Inside a transaction."""
-        return self.select_for_update().order_by("pk")
+        """These rows locked in primary-key order: the order every writer of several memories takes
+        their locks in (a session end's ratings, reflection, a search's retrieval count), so two of
+        them never wait for each other in a cycle. The lock is FOR NO KEY UPDATE, what an update of
+        their columns takes anyway: it does not wait for rows being inserted that point at these
+        (a Recall, a FeedbackEvent hold FOR KEY SHARE until they commit, in their own order), where
+        FOR UPDATE deadlocked with them under load. Inside a transaction."""
+        return self.select_for_update(no_key=True).order_by("pk")
 
     def nearest(self, vector, k: int, *, exact: bool = False) -> MemoryQuerySet:
         """The k nearest by cosine distance. The HNSW index serves this ordering and filters what

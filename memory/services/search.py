@@ -729,7 +729,7 @@ def record_retrieval(hits: list[SearchHit], session: Session | None, now: dateti
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {table} AS m SET retrieval_count = m.retrieval_count + 1, last_retrieved_at = %s "
-            f"FROM (SELECT id FROM {table} WHERE id = ANY(%s) ORDER BY id FOR UPDATE) AS locked "
+            f"FROM (SELECT id FROM {table} WHERE id = ANY(%s) ORDER BY id FOR NO KEY UPDATE) AS locked "
             "WHERE m.id = locked.id",
             [now, sorted(hit.memory.pk for hit in hits)],
         )

@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from memory.models import Memory, Recall, Session
@@ -23,6 +24,7 @@ from memory.services.search import (
     record_retrieval,
 )
 from memory.services.store import memory_store
+from tests.conftest import voter
 
 pytestmark = pytest.mark.usefixtures("embedder")
 
@@ -200,16 +202,19 @@ def test_retrieval_is_counted_and_recalled_for_a_session_without_changing_scores
 @pytest.mark.django_db(transaction=True)
 def test_counting_retrievals_never_deadlocks_with_a_session_end_rating_the_same_memories():
     """Under load a search's count of what it showed deadlocked with a session's end rating those
-    memories: the two locked the same rows in different orders (503 for one of them)."""
+    memories: the two locked the same rows in different orders (503 for one of them). So did the
+    check of its Recall rows' keys (FOR KEY SHARE, at commit, in rank order) against the rating's
+    row locks."""
     memories = [
         store(f"Convention {n}: the {word} service logs in UTC.") for n, word in enumerate("abcdefghijklmnop")
     ]
     rounds = 12
+    sessions = [Session.objects.create(external_id=f"s-{n}", user=voter(0)) for n in range(rounds)]
 
     def count():
         try:
-            for _ in range(rounds):  # in the order they were stored, which is not the keys' order
-                record_retrieval([SearchHit(m, 1.0, {}) for m in memories], None, timezone.now())
+            for session in sessions:  # in the order they were stored, which is not the keys' order
+                record_retrieval([SearchHit(m, 1.0, {}) for m in memories], session, timezone.now())
         finally:
             connection.close()
 
@@ -228,6 +233,40 @@ def test_counting_retrievals_never_deadlocks_with_a_session_end_rating_the_same_
     assert set(
         Memory.objects.filter(pk__in=[m.pk for m in memories]).values_list("retrieval_count", flat=True)
     ) == {rounds}
+    assert Recall.objects.filter(session__in=sessions).count() == rounds * len(memories)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rating_and_counting_never_wait_for_memories_that_are_only_referenced(member):
+    """Inserting a row that points at a memory (a Recall, a FeedbackEvent) locks the memory FOR KEY
+    SHARE until its commit, in its own order. Under load a session end's rating, which locked the
+    memories FOR UPDATE, deadlocked with the commit of a search's Recall rows; the writers of
+    several memories now take the lock an update of their columns needs, which does not wait."""
+    memories = [store(f"Runbook {n}: restart the {word} worker first.") for n, word in enumerate("abcdef")]
+    ids = [m.pk for m in memories]
+    held, release = threading.Event(), threading.Event()
+
+    def reference():
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute("SELECT id FROM memory_memory WHERE id = ANY(%s) FOR KEY SHARE", [ids])
+                held.set()
+                release.wait(30)
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        referencing = pool.submit(reference)
+        assert held.wait(30)
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute("SET LOCAL lock_timeout = '3s'")  # waiting would fail here
+                feedback_record_many(memory_ids=ids, signal="helpful", source="implicit", user=member)
+                record_retrieval([SearchHit(m, 1.0, {}) for m in memories], None, timezone.now())
+        finally:
+            release.set()
+        referencing.result()
+    assert set(Memory.objects.filter(pk__in=ids).values_list("helpful_count", "retrieval_count")) == {(1, 1)}
 
 
 def test_bad_search_input_is_refused(db):
