@@ -169,6 +169,9 @@ class MemorySerializer(serializers.ModelSerializer):
         }
 
     def get_entities(self, memory: Memory) -> list[str]:
+        slugs = getattr(memory, "entity_slugs", None)  # api.views.with_entity_slugs
+        if slugs is not None:
+            return slugs
         mentions = getattr(memory, "prefetched_mentions", None)
         if mentions is None:
             mentions = memory.mentions.filter(resolved=True).select_related("entity")

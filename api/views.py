@@ -6,7 +6,7 @@ import json
 
 from django.contrib.auth import get_user
 from django.db import InterfaceError, OperationalError
-from django.db.models import Count, Prefetch, Q, prefetch_related_objects
+from django.db.models import Count, Prefetch, Q
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -83,6 +83,19 @@ def resolved_mentions() -> Prefetch:
         queryset=EntityMention.objects.filter(resolved=True).select_related("entity"),
         to_attr="prefetched_mentions",
     )
+
+
+def with_entity_slugs(memories: list[Memory]) -> list[Memory]:
+    """Give each memory its ``entity_slugs`` (MemorySerializer's entities) from one query of two
+    columns: for a search's results, prefetching the mention and entity rows cost more than the
+    rest of their serialization."""
+    slugs: dict = {memory.pk: set() for memory in memories}
+    mentions = EntityMention.objects.filter(memory__in=list(slugs), resolved=True, entity__isnull=False)
+    for memory_id, slug in mentions.values_list("memory_id", "entity__slug"):
+        slugs[memory_id].add(slug)
+    for memory in memories:
+        memory.entity_slugs = sorted(slugs[memory.pk])
+    return memories
 
 
 def memories_with_entities(queryset):
@@ -307,8 +320,7 @@ def search_result(outcome) -> dict:
     """The body of GET /search (and of the MCP find tool)."""
     # The search loaded the results' rows already (without vectors); one serializer (its fields built
     # once) serializes them all.
-    memories = [hit.memory for hit in outcome.results]
-    prefetch_related_objects(memories, resolved_mentions())
+    memories = with_entity_slugs([hit.memory for hit in outcome.results])
     serialized = s.MemorySerializer(memories, many=True).data
     return {
         "query": outcome.query,
@@ -325,10 +337,13 @@ def search_result(outcome) -> dict:
 
 def context_result(result) -> dict:
     """The body of GET /context?format=json (and of the MCP context tool)."""
+    memories = with_entity_slugs([item.memory for item in result.items])
+    serialized = s.MemorySerializer(memories, many=True).data
     return {
         "markdown": result.markdown,
         "items": [
-            {"section": item.section, "memory": s.MemorySerializer(item.memory).data} for item in result.items
+            {"section": item.section, "memory": memory}
+            for item, memory in zip(result.items, serialized, strict=True)
         ],
         "budget_tokens": result.budget_tokens,
         "used_tokens": result.used_tokens,

@@ -35,7 +35,7 @@ from datetime import datetime
 from django.contrib.postgres.search import SearchQuery
 from django.db import connection, transaction
 from django.utils import timezone
-from pgvector.django import CosineDistance
+from pgvector.django import VectorField
 
 from memory import embeddings
 from memory.conf import setting
@@ -479,20 +479,39 @@ def memory_search(
     return outcome
 
 
+# What a result shows of its author and session (the API's author and evidence, the dashboard's
+# row): loading their whole rows cost more than the memories'.
+RESULT_RELATED_FIELDS = ("author__username", "session__external_id", "session__agent")
+
+
 def with_whole_rows(hits: list[SearchHit]) -> list[SearchHit]:
     """The hits with every column of their memories (the candidates were scored on a few), except the
-    vectors, which stay in the database. A memory deleted meanwhile is left out."""
+    vectors, which stay in the database, and RESULT_RELATED_FIELDS of their author and session. A
+    memory deleted meanwhile is left out."""
+    columns = [f.name for f in Memory._meta.concrete_fields if f.name not in ("embedding", "search_vector")]
     whole = (
         Memory.objects.select_related("author", "session")
-        .defer("embedding", "search_vector")
+        .only(*columns, *RESULT_RELATED_FIELDS)
         .in_bulk([hit.memory.pk for hit in hits])
     )
     return [SearchHit(whole[hit.memory.pk], hit.score, hit.explain) for hit in hits if hit.memory.pk in whole]
 
 
+@dataclass(frozen=True, slots=True)
+class ScoredRow:
+    """What scoring reads of a memory (SCORED_FIELDS), read without building a model instance."""
+
+    pk: object
+    memory_type: str
+    feedback_score: float
+    priority: str
+    last_validated_at: datetime
+    maturity: str
+
+
 @dataclass
 class Candidate:
-    memory: Memory
+    memory: Memory | ScoredRow
     similarity: float
     vector_rank: int | None
     lexical_rank: int | None
@@ -501,8 +520,28 @@ class Candidate:
     entity_match: bool = False
 
 
-# What score_candidate reads of a memory (type weight, feedback, decay, maturity).
+# What score_candidate reads of a memory (type weight, feedback, decay, maturity): ScoredRow's fields.
 SCORED_FIELDS = ("id", "memory_type", "feedback_score", "priority", "last_validated_at", "maturity")
+
+
+def scored_rows(ids: list, vector) -> dict:
+    """``{id: (ScoredRow, similarity)}`` for the memories ``ids``, similarity to ``vector``.
+
+    Similarity is computed by the database: shipping 384 floats per candidate back costs more. One
+    statement written once, and plain rows: through the ORM (the query compiled, a deferred model
+    built per row) the ~100 candidates of a search cost twice as much (README "Benchmarks", load)."""
+    if not ids:
+        return {}
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(Memory._meta.get_field(name).column) for name in SCORED_FIELDS)
+    embedding = quote(Memory._meta.get_field("embedding").column)
+    sql = (
+        f"SELECT {columns}, 1 - ({embedding} <=> %s::vector) FROM {quote(Memory._meta.db_table)} "
+        f"WHERE {quote(Memory._meta.pk.column)} = ANY(%s)"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [VectorField().get_prep_value(vector), ids])
+        return {row[0]: (ScoredRow(*row[:-1]), row[-1]) for row in cursor.fetchall()}
 
 
 def gather_candidates(
@@ -527,24 +566,16 @@ def gather_candidates(
     vector_rank = {pk: rank for rank, pk in enumerate(vector_ids, start=1)}
     lexical_rank = {pk: rank for rank, (pk, _, _) in enumerate(lexical, start=1)}
     lexical_score = {pk: (score, coverage) for pk, score, coverage in lexical}
-    # Similarity is computed by the database: shipping 384 floats per candidate back costs more. Only
-    # the columns scoring reads are loaded: building ~100 whole rows cost more than the query.
-    memories = {
-        m.pk: m
-        for m in Memory.objects.filter(pk__in=set(vector_rank) | set(lexical_rank))
-        .order_by()
-        .only(*SCORED_FIELDS)
-        .annotate(distance=CosineDistance("embedding", vector))
-    }
+    # Only the columns scoring reads are loaded: building ~100 whole rows cost more than the query.
+    rows = scored_rows(list(set(vector_rank) | set(lexical_rank)), vector)
     detected = (
         entity_service.detect_in_text(query, index=entity_service.name_index())
         if detect
         else entity_service.Detected()
     )
-    if not memories:
+    if not rows:
         return [], detected
-    ids = list(memories)
-    similarity = {pk: 1.0 - memories[pk].distance for pk in ids}
+    ids = list(rows)
     entity_matched: set = set()
     if detected.entities:
         entity_matched = set(
@@ -554,8 +585,8 @@ def gather_candidates(
         )
     candidates = [
         Candidate(
-            memory=memories[pk],
-            similarity=similarity[pk],
+            memory=rows[pk][0],
+            similarity=rows[pk][1],
             vector_rank=vector_rank.get(pk),
             lexical_rank=lexical_rank.get(pk),
             lexical_score=lexical_score[pk][0] if pk in lexical_score else None,

@@ -105,6 +105,34 @@ def test_search_returns_scores_and_explanations_and_records_the_session(api, mem
     assert shown["retrieval_count"] == stored.retrieval_count == 2  # this search counted
 
 
+def test_a_search_and_the_context_show_a_memory_as_reading_it_does(api):
+    """Search loads its results' rows slimmer (a few columns of author and session, entities in one
+    query): what it shows must be what reading the memory shows."""
+    stored = api["member"].post(
+        "/api/v1/observations",
+        {
+            "content": "The ledger service retries payouts three times before paging on-call.",
+            "type": "decision",
+            "category": "architecture",
+            "entities": ["project:ledger", "person:dana"],
+            "tags": ["payouts"],
+            "session_id": "claude-ledger",
+        },
+        format="json",
+    )
+    assert stored.status_code == 201
+    memory_id = stored.json()["memory"]["id"]
+    found = api["member"].get("/api/v1/search", {"q": "how often does ledger retry payouts?"}).json()
+    shown = next(r["memory"] for r in found["results"] if r["memory"]["id"] == memory_id)
+    read = api["member"].get(f"/api/v1/observations/{memory_id}").json()
+    assert shown == read
+    assert shown["entities"] == ["person:dana", "project:ledger"] and shown["author"] == "member"
+    assert shown["session_id"] == str(Session.objects.get(external_id="claude-ledger").pk)
+    context = api["member"].get("/api/v1/context", {"q": "ledger payouts", "format": "json"}).json()
+    in_context = [item["memory"] for item in context["items"] if item["memory"]["id"] == memory_id]
+    assert in_context and in_context[0] | {"retrieval_count": 0} == read | {"retrieval_count": 0}
+
+
 def test_a_quarantined_memory_is_never_served_until_a_curator_approves(api):
     stored = api["member"].post(
         "/api/v1/observations",
