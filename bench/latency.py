@@ -37,6 +37,7 @@ import uuid
 from pathlib import Path
 
 from bench import stats
+from bench.cli import apply_settings
 from bench.scratch import kept_database, scratch_database
 
 PROJECTS = [
@@ -609,14 +610,11 @@ def main(argv: list[str] | None = None) -> int:
     import django
 
     django.setup()
-    from django.conf import settings
     from django.db import connection
 
     from memory import embeddings
 
-    for item in args.set:
-        key, _, raw = item.partition("=")
-        settings.MEMORY_LANE[key] = json.loads(raw)
+    apply_settings(parser, args.set)
 
     results: dict = {"memories": args.memories, "queries": args.queries, "vectors": args.vectors}
     database = kept_database(args.database) if args.database else scratch_database("memorylane_latency")

@@ -19,6 +19,7 @@ from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
 
+from bench.cli import apply_settings, parse_setting
 from bench.scratch import scratch_database
 
 ALL_MODES = ["fts", "vector", "hybrid", "full"]
@@ -173,9 +174,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from django.conf import settings
 
-    for item in args.set:
-        key, value = parse_setting(parser, item)
-        settings.MEMORY_LANE[key] = value[0]
+    apply_settings(parser, args.set)
     sweep = [parse_setting(parser, item) for item in args.sweep]
 
     with scratch_database("memorylane_bench"):
@@ -210,17 +209,6 @@ def main(argv: list[str] | None = None) -> int:
     print_table(report, args.k)
     print(json.dumps({"memories": len(memories), "queries": len(queries), "modes": report}))
     return 0
-
-
-def parse_setting(parser, item: str) -> tuple[str, list]:
-    """``KEY=JSON`` or ``KEY=JSON;JSON…`` → (key, values)."""
-    key, _, raw = item.partition("=")
-    if not key or not raw:
-        parser.error(f"expected KEY=JSON, got {item!r}")
-    try:
-        return key, [json.loads(part) for part in raw.split(";")]
-    except json.JSONDecodeError as exc:
-        parser.error(f"{item!r}: {exc}")
 
 
 if __name__ == "__main__":

@@ -107,6 +107,26 @@ def test_the_retrieval_harness_refuses_a_dataset_with_unknown_relevant_ids(tmp_p
     assert result.returncode != 0 and "unknown memories" in result.stderr
 
 
+@pytest.mark.parametrize("harness", ["bench.retrieval", "bench.latency"])
+def test_a_setting_override_that_names_no_setting_is_refused(tmp_path, harness):
+    dataset = tmp_path / "tiny.jsonl"
+    dataset.write_text("\n".join(json.dumps(row) for row in DATASET) + "\n")
+    arguments = [str(dataset)] if harness == "bench.retrieval" else []
+    for item, complaint in [
+        ("FUSION_ALPHA_MAKS=0.8", "'FUSION_ALPHA_MAKS' is not a MEMORY_LANE setting"),
+        ("FUSION_ALPHA_MAX=0.8;0.9", "--set takes one value"),
+        ("FUSION_ALPHA_MAX", "expected KEY=JSON"),
+    ]:
+        result = subprocess.run(
+            [sys.executable, "-m", harness, *arguments, "--set", item],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 2 and complaint in result.stderr, result.stderr[-1000:]
+
+
 def test_the_latency_harness_measures_a_tiny_corpus_end_to_end(db):
     result = subprocess.run(
         [
