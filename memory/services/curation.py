@@ -180,7 +180,8 @@ def memory_merge(*, source: Memory, target: Memory, actor) -> Memory:
     aggregates remain recomputable from events. Raises InvalidInput."""
     if source.pk == target.pk:
         raise InvalidInput({"target": ["A memory cannot be merged into itself."]})
-    locked = {m.pk: m for m in Memory.objects.select_for_update().filter(pk__in=[source.pk, target.pk])}
+    pair = Memory.objects.filter(pk__in=[source.pk, target.pk]).locked_in_key_order()
+    locked = {m.pk: m for m in pair}
     source, target = locked[source.pk], locked[target.pk]
     if target.status != Status.ACTIVE or target.superseded_by_id is not None:
         raise InvalidInput({"target": ["Merge into an active memory that has not been superseded."]})
