@@ -156,6 +156,19 @@ class MemorySerializer(serializers.ModelSerializer):
         ]
         read_only_fields = fields
 
+    # Output only: the fields depend on nothing but the class (no context, no instance, nothing
+    # validated), so they are built and bound once per class and shared. Building them for every
+    # response cost a third of serializing a search's ten results.
+    @property
+    def fields(self):
+        cls = type(self)
+        built = cls.__dict__.get("_built_fields")
+        if built is None:
+            # DRF's own construction (a cached property on each instance), run once on a prototype.
+            built = serializers.ModelSerializer.fields.func(cls())
+            cls._built_fields = built
+        return built
+
     @extend_schema_field(EvidenceSerializer(allow_null=True))
     def get_evidence(self, memory: Memory) -> dict | None:
         if memory.session_id is None or memory.evidence_seq_start is None:
