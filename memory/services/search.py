@@ -528,7 +528,7 @@ def scored_rows(ids: list, vector) -> dict:
     """``{id: (ScoredRow, similarity)}`` for the memories ``ids``, similarity to ``vector``.
 
     Similarity is computed by the database: shipping 384 floats per candidate back costs more. One
-    statement written once, and plain rows: through the ORM (the query compiled, a deferred model
+    hand-written statement and plain rows: through the ORM (the query compiled, a deferred model
     built per row) the ~100 candidates of a search cost twice as much (README "Benchmarks", load)."""
     if not ids:
         return {}
