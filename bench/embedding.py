@@ -31,6 +31,27 @@ def texts_and_queries(count: int) -> tuple[list[str], list[str]]:
     return (memories * (count // len(memories) + 1))[:count], queries
 
 
+def speed(model, corpus: list[str], questions: list[str], batch: int) -> tuple[dict, object]:
+    """How fast ``model`` (an encoder of ``memory/embeddings.py``) embeds: ``corpus`` batched (after a
+    warm-up batch) and each of ``questions`` alone; the figures and the corpus's vectors."""
+    model.encode(corpus[:batch], batch)  # warm
+    started = time.perf_counter()
+    vectors = model.encode(corpus, batch)
+    batched = time.perf_counter() - started
+    single = []
+    for question in questions:
+        started = time.perf_counter()
+        model.encode([question], batch)
+        single.append(1000 * (time.perf_counter() - started))
+    figures = {
+        "texts_per_s": round(len(corpus) / batched, 1),
+        "batch_of_1000_s": round(1000 * batched / len(corpus), 2),
+        "query_p50_ms": round(percentile(single, 50), 1),
+        "query_p95_ms": round(percentile(single, 95), 1),
+    }
+    return figures, vectors
+
+
 def run_backend(backend: str, texts: int, queries: int, vectors_out: Path) -> dict:
     """In this process: load ``backend``, time it, save its vectors of the first texts."""
     import resource
@@ -48,25 +69,12 @@ def run_backend(backend: str, texts: int, queries: int, vectors_out: Path) -> di
     model = embeddings.get_model()
     load = time.perf_counter() - started
     corpus, questions = texts_and_queries(texts)
-    questions = questions[:queries]
-    batch = embeddings.setting("EMBEDDING_BATCH_SIZE")
-    model.encode(corpus[:batch], batch)  # warm
-    started = time.perf_counter()
-    vectors = model.encode(corpus, batch)
-    batched = time.perf_counter() - started
-    single = []
-    for question in questions:
-        started = time.perf_counter()
-        model.encode([question], batch)
-        single.append(1000 * (time.perf_counter() - started))
+    figures, vectors = speed(model, corpus, questions[:queries], embeddings.setting("EMBEDDING_BATCH_SIZE"))
     np.save(vectors_out, vectors[:200])
     return {
         "backend": model.backend,
         "load_s": round(load, 2),
-        "texts_per_s": round(len(corpus) / batched, 1),
-        "batch_of_1000_s": round(1000 * batched / len(corpus), 2),
-        "query_p50_ms": round(percentile(single, 50), 1),
-        "query_p95_ms": round(percentile(single, 95), 1),
+        **figures,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
         "torch_imported": "torch" in sys.modules,
     }

@@ -15,11 +15,9 @@ import argparse
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
-from bench.embedding import texts_and_queries
-from bench.stats import percentile
+from bench.embedding import speed, texts_and_queries
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -40,19 +38,6 @@ def quantized_copy(exported: Path) -> Path:
     return target
 
 
-def timed(encoder, corpus: list[str], questions: list[str]) -> dict:
-    encoder.encode(corpus[:64], 64)
-    started = time.perf_counter()
-    encoder.encode(corpus, 64)
-    batched = time.perf_counter() - started
-    single = []
-    for question in questions:
-        started = time.perf_counter()
-        encoder.encode([question], 64)
-        single.append(1000 * (time.perf_counter() - started))
-    return {"batch_of_1000_s": round(batched, 2), "query_p50_ms": round(percentile(single, 50), 2)}
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.quantized", description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -70,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from memory import embeddings
 
-    logging.getLogger("root").setLevel(logging.ERROR)  # the quantizer logs every tensor it skips
+    logging.getLogger().setLevel(logging.ERROR)  # the quantizer logs every tensor it skips
     location = embeddings.model_location()
     exported = embeddings.exported_path(location)
     if not exported.exists():
@@ -81,7 +66,11 @@ def main(argv: list[str] | None = None) -> int:
 
     corpus, questions = texts_and_queries(1000)
     distinct = sorted(set(corpus))
-    report = {"float": timed(float_model, corpus, questions), "int8": timed(int8_model, corpus, questions)}
+    batch = embeddings.setting("EMBEDDING_BATCH_SIZE")
+    report = {
+        name: speed(model, corpus, questions, batch)[0]
+        for name, model in (("float", float_model), ("int8", int8_model))
+    }
     reference = (float_model.encode(distinct, 64), float_model.encode(questions, 64))
     vectors = (int8_model.encode(distinct, 64), int8_model.encode(questions, 64))
     cosines = np.concatenate([(a * b).sum(axis=1) for a, b in zip(reference, vectors, strict=True)])
