@@ -374,6 +374,35 @@ def filtered_recall(queries: list[str], entity: str, n: int = 50) -> dict:
     return {"recall": round(statistics.fmean(recalls), 4), "min": round(min(recalls), 4), "plans": plans}
 
 
+def unfiltered_recall(queries: list[str], n: int = 50) -> dict:
+    """Recall of the unfiltered vector list against an exact scan of every memory: the index scan
+    alone (``index``), and the list a search ranks (``search``: the scan run again when the lexical
+    list shows it stranded, search.rescued_vector_candidates), with how often each plan was taken."""
+    from django.db import transaction
+
+    from memory import embeddings
+    from memory.models import Memory
+    from memory.services import search
+
+    base = Memory.objects.servable()
+    index, searched, plans = [], [], {}
+    for query, vector in zip(queries, embeddings.encode(queries), strict=True):
+        with transaction.atomic():
+            exact = set(base.nearest(vector, n, exact=True).values_list("pk", flat=True))
+        with transaction.atomic():
+            scanned, _ = search.vector_candidates(base, vector, n, filtered=False)
+        candidates, _, plan = search.gather_candidates(base, query, n)
+        plans[plan] = plans.get(plan, 0) + 1
+        listed = {c.memory.pk for c in candidates if c.vector_rank is not None}
+        index.append(len(exact & set(scanned)) / max(1, len(exact)))
+        searched.append(len(exact & listed) / max(1, len(exact)))
+    return {
+        "index": {"recall": round(statistics.fmean(index), 4), "min": round(min(index), 4)},
+        "search": {"recall": round(statistics.fmean(searched), 4), "min": round(min(searched), 4)},
+        "plans": plans,
+    }
+
+
 def http_client():
     from django.contrib.auth import get_user_model
     from django.test import Client
@@ -669,6 +698,7 @@ def measure(args, results: dict) -> None:
     results["embed_query"] = summary(timings)
     results["recall_entity_1pct"] = filtered_recall(queries[:100], one_percent[0])
     results["recall_entity_project"] = filtered_recall(queries[:100], project[0])
+    results["recall_unfiltered"] = unfiltered_recall(queries[:100])
     if args.profile:
         sample = queries[:150]
         results["profile_service"] = profile(
@@ -704,6 +734,11 @@ def print_table(results: dict) -> None:
     for name in ("recall_entity_1pct", "recall_entity_project"):
         row = results[name]
         print(f"{name:<34} {row['recall']:.4f} (min {row['min']}, plans {row['plans']})")
+    row = results["recall_unfiltered"]
+    print(
+        f"{'recall_unfiltered':<34} index {row['index']['recall']:.4f} (min {row['index']['min']}), "
+        f"search {row['search']['recall']:.4f} (min {row['search']['min']}), plans {row['plans']}"
+    )
     for name in ("store_batched", "store_single"):
         if row := results.get(name):
             print(f"{name:<34} {row['memories']} memories in {row['seconds']} s ({row['per_second']}/s)")

@@ -24,6 +24,7 @@ without the re-ranking factors, ``full`` what the API does.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
 import threading
@@ -47,6 +48,8 @@ from memory.services.maturity import multiplier as maturity_multiplier
 from memory.services.redaction import redact
 from memory.services.taxonomy import type_weight
 
+logger = logging.getLogger(__name__)
+
 MODES = ("fts", "vector", "hybrid", "full")
 MAX_QUERY_CHARS = 2000
 
@@ -66,6 +69,7 @@ class SearchOutcome:
     detected_entities: list[Entity] = field(default_factory=list)
     unknown_entities: list[str] = field(default_factory=list)
     intent_types: list[str] = field(default_factory=list)
+    vector_plan: str = ""  # how the vector list was found (gather_candidates), for benchmarks and logs
 
 
 def intent_types(query: str) -> list[str]:
@@ -355,7 +359,9 @@ def estimated_rows(queryset) -> int:
     return int(plan[0]["Plan"]["Plan Rows"])
 
 
-def vector_candidates(base, vector, n: int, *, filtered: bool, rows: int | None = None) -> tuple[list, str]:
+def vector_candidates(
+    base, vector, n: int, *, filtered: bool, rows: int | None = None, widest: bool = False
+) -> tuple[list, str]:
     """The ids of the ``n`` memories of ``base`` closest to ``vector``, and the plan that found them.
 
     pgvector 0.6's HNSW scan yields at most ``hnsw.ef_search`` rows and filters them afterwards, so a
@@ -363,9 +369,10 @@ def vector_candidates(base, vector, n: int, *, filtered: bool, rows: int | None 
     ef_search = max(n, HNSW_EF_SEARCH). Filtered: an exact scan when the planner expects at most
     VECTOR_EXACT_MAX_ROWS rows; otherwise the index with ef_search raised so that n ×
     VECTOR_OVERFETCH of the rows it yields should pass the filter (at most HNSW_EF_SEARCH_MAX), and
-    an exact scan after all if it still yields fewer than n. Call inside a transaction (ef_search
-    is set for it)."""
-    ef_search = max(n, setting("HNSW_EF_SEARCH"))
+    an exact scan after all if it still yields fewer than n. ``widest``: the index at
+    HNSW_EF_SEARCH_MAX whatever the filter (:func:`rescued_vector_candidates`). Call inside a
+    transaction (ef_search is set for it)."""
+    ef_search = setting("HNSW_EF_SEARCH_MAX") if widest else max(n, setting("HNSW_EF_SEARCH"))
     plan = "hnsw"
     if filtered:
         rows = estimated_rows(base) if rows is None else rows
@@ -383,6 +390,52 @@ def vector_candidates(base, vector, n: int, *, filtered: bool, rows: int | None 
         plan = "hnsw, then exact"
         ids = list(base.nearest(vector, n, exact=True).values_list("pk", flat=True))
     return ids, plan
+
+
+def vector_list_stranded(vector_similarities: list[float], lexical_only_similarities: list[float]) -> bool:
+    """Whether an index scan missed the question's neighbourhood: a memory that only the words found
+    is more similar to the question than every memory the scan returned.
+
+    A healthy HNSW scan returns the nearest memory almost always, and the nearest is at least as
+    similar as any other. A graph can strand a region, though (clustered or duplicated vectors,
+    README "Benchmarks"): the scan then returns far-off memories, and the lexical list, which does
+    not go through the graph, still finds some of what it missed."""
+    if not lexical_only_similarities:
+        return False
+    return not vector_similarities or max(lexical_only_similarities) > max(vector_similarities)
+
+
+def rescued_vector_candidates(
+    base, vector, n: int, vector_ids: list, lexical_ids: list, rows: dict, *, filtered_rows: int | None
+) -> tuple[list, str]:
+    """The vector list again when the HNSW scan that gave ``vector_ids`` was stranded
+    (:func:`vector_list_stranded`), and its plan: the index at its widest (HNSW_EF_SEARCH_MAX), then,
+    if still stranded, an exact scan when the memories searched (``filtered_rows``, else the corpus)
+    are at most VECTOR_EXACT_MAX_ROWS. ``rows`` is :func:`scored_rows`' answer for the candidates so
+    far; the new vector candidates' rows are added to it. Call inside a transaction."""
+    plan = "hnsw"
+    for next_plan in ("hnsw, widened", "hnsw, widened, then exact"):
+        listed = set(vector_ids)
+        if not vector_list_stranded(
+            [rows[pk][1] for pk in vector_ids if pk in rows],
+            [rows[pk][1] for pk in lexical_ids if pk in rows and pk not in listed],
+        ):
+            break
+        if next_plan.endswith("exact"):
+            searched = corpus_stats()[0] if filtered_rows is None else filtered_rows
+            if searched > setting("VECTOR_EXACT_MAX_ROWS"):
+                break
+            vector_ids = list(base.nearest(vector, n, exact=True).values_list("pk", flat=True))
+        else:
+            vector_ids, widened = vector_candidates(
+                base, vector, n, filtered=filtered_rows is not None, rows=filtered_rows, widest=True
+            )
+            next_plan = "hnsw, widened, then exact" if widened.endswith("exact") else next_plan
+        rows.update(scored_rows([pk for pk in vector_ids if pk not in rows], vector))
+        plan = next_plan
+    if plan != "hnsw":
+        logger.info("search: the HNSW scan was stranded; plan %r", plan)
+    return vector_ids, plan
 
 
 def _validate(query, limit, memory_type, category, priority, mode) -> tuple[str, int]:
@@ -455,7 +508,7 @@ def memory_search(
 
     n = max(setting("SEARCH_CANDIDATES_MIN"), setting("SEARCH_CANDIDATES_PER_RESULT") * limit)
     detect = mode == "full" and not strict
-    candidates, detected = gather_candidates(
+    candidates, detected, outcome.vector_plan = gather_candidates(
         base,
         query,
         n,
@@ -546,9 +599,11 @@ def scored_rows(ids: list, vector) -> dict:
 
 def gather_candidates(
     base, query: str, n: int, *, lists=("vector", "lexical"), exact: bool = False, detect: bool = False
-) -> tuple[list[Candidate], entity_service.Detected]:
-    """The top ``n`` of each candidate list, with every feature the scoring needs. ``exact`` says a
-    filter applies (the vector list then plans for it: :func:`vector_candidates`)."""
+) -> tuple[list[Candidate], entity_service.Detected, str]:
+    """The top ``n`` of each candidate list, with every feature the scoring needs, and the vector
+    list's plan. ``exact`` says a filter applies (the vector list then plans for it:
+    :func:`vector_candidates`); an HNSW scan the lexical list shows to be stranded is run again
+    (:func:`rescued_vector_candidates`)."""
     # The query is embedded on another thread (with concurrent requests' queries) while the database
     # ranks it lexically.
     pending_vector = embeddings.submit_query(query)
@@ -557,24 +612,30 @@ def gather_candidates(
         lexical = (
             lexical_candidates(base, query, n, filtered_rows=filtered_rows) if "lexical" in lists else []
         )
+        lexical_ids = [pk for pk, _, _ in lexical]
         vector = pending_vector.result()
-        vector_ids = (
-            vector_candidates(base, vector, n, filtered=exact, rows=filtered_rows)[0]
+        vector_ids, plan = (
+            vector_candidates(base, vector, n, filtered=exact, rows=filtered_rows)
             if "vector" in lists
-            else []
+            else ([], "")
         )
+        # Only the columns scoring reads are loaded: building ~100 whole rows cost more than the query.
+        rows = scored_rows(list({*vector_ids, *lexical_ids}), vector)
+        if plan == "hnsw" and lexical_ids:
+            vector_ids, plan = rescued_vector_candidates(
+                base, vector, n, vector_ids, lexical_ids, rows, filtered_rows=filtered_rows
+            )
+            rows = {pk: rows[pk] for pk in {*vector_ids, *lexical_ids} if pk in rows}
     vector_rank = {pk: rank for rank, pk in enumerate(vector_ids, start=1)}
-    lexical_rank = {pk: rank for rank, (pk, _, _) in enumerate(lexical, start=1)}
+    lexical_rank = {pk: rank for rank, pk in enumerate(lexical_ids, start=1)}
     lexical_score = {pk: (score, coverage) for pk, score, coverage in lexical}
-    # Only the columns scoring reads are loaded: building ~100 whole rows cost more than the query.
-    rows = scored_rows(list(set(vector_rank) | set(lexical_rank)), vector)
     detected = (
         entity_service.detect_in_text(query, index=entity_service.name_index())
         if detect
         else entity_service.Detected()
     )
     if not rows:
-        return [], detected
+        return [], detected, plan
     ids = list(rows)
     entity_matched: set = set()
     if detected.entities:
@@ -595,7 +656,7 @@ def gather_candidates(
         )
         for pk in ids
     ]
-    return candidates, detected
+    return candidates, detected, plan
 
 
 @dataclass

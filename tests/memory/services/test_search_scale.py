@@ -184,3 +184,104 @@ def test_the_name_index_finds_names_only_as_whole_words(db):
     index = NameIndex.build(entity_service.Entity.objects.canonical())
     assert set(index.matches("ask Mark Robinson about the API gateway")) == {"mark-robinson", "api-gateway"}
     assert index.matches("ask markrobinson about the api-gateways") == {}
+
+
+@pytest.mark.parametrize(
+    ("vector_similarities", "lexical_only", "stranded"),
+    [
+        ([0.8, 0.5], [0.6, 0.3], False),  # what the words found is further than the scan's best
+        ([0.8, 0.5], [0.8], False),  # as near as the best: a tie is not a miss
+        ([0.4, 0.3], [0.7], True),  # the scan returned far-off memories only
+        ([], [0.3], True),  # the scan returned nothing the question could see
+        ([0.4], [], False),  # nothing to compare with: the words found only what the scan found
+        ([], [], False),
+    ],
+)
+def test_a_scan_is_stranded_when_the_words_found_something_nearer_than_it_did(
+    vector_similarities, lexical_only, stranded
+):
+    assert search.vector_list_stranded(vector_similarities, lexical_only) is stranded
+
+
+QUESTION = "how do we shrink images in the release pipeline?"
+
+
+def stranding_corpus() -> tuple[Memory, Memory]:
+    """A live corpus behind a crowd of dead rows, the way a purge leaves an HNSW graph until a vacuum.
+
+    A rolled-back batch of 60 memories worded like the question stays in the graph, nearer to the
+    question than any live memory: a scan that keeps only the few nearest it meets keeps dead rows
+    and returns none of them. Returns the memory that shares the question's words and the one that
+    only means the same."""
+    with connection.cursor() as cursor:
+        cursor.execute("REINDEX INDEX memory_embedding_hnsw")  # no dead rows of earlier tests
+    worded = store("The release pipeline shrinks images with a resize step before it uploads them.")
+    meant = store("Thumbnails are generated with Pillow, at most 800 pixels wide, before upload to the CDN.")
+    topics = ["caching", "retries", "migrations", "feature flags", "logging", "on-call", "billing"]
+    memory_store_batch(
+        [
+            {"content": f"For {topics[i % 7]} in service {i}, the team agreed on rule number {i}."}
+            for i in range(30)
+        ],
+        dedupe=False,
+    )
+    with transaction.atomic():
+        memory_store_batch(
+            [{"content": f"{QUESTION[:-1]}, variant {i} of the question?"} for i in range(60)], dedupe=False
+        )
+        transaction.set_rollback(True)
+    search.clear_corpus_stats()
+    return worded, meant
+
+
+def test_a_stranded_index_scan_is_run_again_and_the_search_finds_what_it_missed(db, settings):
+    worded, meant = stranding_corpus()
+    # Five candidates from a scan that keeps the five nearest rows it meets; the widest keeps 200.
+    tune(settings, SEARCH_CANDIDATES_MIN=5, HNSW_EF_SEARCH=5, HNSW_EF_SEARCH_MAX=200)
+    index_scans_only()
+    base = Memory.objects.servable()
+    vector = embeddings.encode_one(QUESTION)
+    with transaction.atomic():
+        scanned, plan = vector_candidates(base, vector, 5, filtered=False)
+    assert plan == "hnsw" and meant.pk not in scanned  # the scan alone is stranded
+
+    outcome = memory_search(query=QUESTION, limit=2, record=False)
+
+    assert outcome.vector_plan == "hnsw, widened"
+    assert {hit.memory.pk for hit in outcome.results} == {worded.pk, meant.pk}
+    meant_hit = next(hit for hit in outcome.results if hit.memory.pk == meant.pk)
+    assert meant_hit.explain["vector_rank"] is not None and meant_hit.explain["lexical_rank"] is None
+
+
+def test_a_scan_still_stranded_at_its_widest_gives_way_to_an_exact_scan(db, settings):
+    worded, meant = stranding_corpus()
+    tune(settings, SEARCH_CANDIDATES_MIN=5, HNSW_EF_SEARCH=5, HNSW_EF_SEARCH_MAX=5)
+    index_scans_only()
+
+    outcome = memory_search(query=QUESTION, limit=2, record=False)
+
+    assert outcome.vector_plan == "hnsw, widened, then exact"
+    assert {hit.memory.pk for hit in outcome.results} == {worded.pk, meant.pk}
+
+
+def test_a_stranded_scan_of_more_rows_than_an_exact_scan_may_read_stays_as_it_is(db, settings):
+    worded, meant = stranding_corpus()
+    tune(settings, SEARCH_CANDIDATES_MIN=5, HNSW_EF_SEARCH=5, HNSW_EF_SEARCH_MAX=5, VECTOR_EXACT_MAX_ROWS=10)
+    index_scans_only()
+
+    outcome = memory_search(query=QUESTION, limit=2, record=False)
+
+    assert outcome.vector_plan == "hnsw, widened"
+    assert [hit.memory.pk for hit in outcome.results] == [worded.pk]  # only the words found one
+
+
+def test_a_healthy_index_scan_is_not_run_again(db, settings):
+    worded, meant = stranding_corpus()
+    with connection.cursor() as cursor:
+        cursor.execute("REINDEX INDEX memory_embedding_hnsw")  # the dead rows gone, as after a vacuum
+    index_scans_only()
+
+    outcome = memory_search(query=QUESTION, limit=2, record=False)
+
+    assert outcome.vector_plan == "hnsw"
+    assert {hit.memory.pk for hit in outcome.results} == {worded.pk, meant.pk}
