@@ -397,9 +397,10 @@ def vector_list_stranded(vector_similarities: list[float], lexical_only_similari
     is more similar to the question than every memory the scan returned.
 
     A healthy HNSW scan returns the nearest memory almost always, and the nearest is at least as
-    similar as any other. A graph can strand a region, though (clustered or duplicated vectors,
-    README "Benchmarks"): the scan then returns far-off memories, and the lexical list, which does
-    not go through the graph, still finds some of what it missed."""
+    similar as any other. A graph can strand a region, though (clustered vectors, README
+    "Benchmarks"; the dead rows a purge leaves in it until a vacuum): the scan then returns far-off
+    memories, and the lexical list, which does not go through the graph, still finds some of what
+    it missed."""
     if not lexical_only_similarities:
         return False
     return not vector_similarities or max(lexical_only_similarities) > max(vector_similarities)
