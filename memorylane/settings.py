@@ -561,6 +561,8 @@ MEMORY_LANE: dict = {
     "LEXICAL_DF_COUNT_MAX": 100_000,  # a lexeme's count stops here (pg_stats estimates the common ones)
     # A filtered vector search scans the filter's rows exactly when the planner expects at most this many;
     # above, HNSW with ef_search raised so that VECTOR_OVERFETCH × the candidates needed pass the filter.
+    # A scan the lexical list shows stranded runs again at HNSW_EF_SEARCH_MAX, then exactly up to
+    # VECTOR_EXACT_MAX_ROWS rows (search.rescued_vector_candidates).
     "VECTOR_EXACT_MAX_ROWS": 10_000,
     "VECTOR_OVERFETCH": 2.0,
     "HNSW_EF_SEARCH_MAX": 1000,  # pgvector's own limit
