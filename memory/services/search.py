@@ -414,28 +414,28 @@ def rescued_vector_candidates(
     if still stranded, an exact scan when the memories searched (``filtered_rows``, else the corpus)
     are at most VECTOR_EXACT_MAX_ROWS. ``rows`` is :func:`scored_rows`' answer for the candidates so
     far; the new vector candidates' rows are added to it. Call inside a transaction."""
-    plan = "hnsw"
-    for next_plan in ("hnsw, widened", "hnsw, widened, then exact"):
-        listed = set(vector_ids)
-        if not vector_list_stranded(
-            [rows[pk][1] for pk in vector_ids if pk in rows],
+
+    def stranded(ids: list) -> bool:
+        listed = set(ids)
+        return vector_list_stranded(
+            [rows[pk][1] for pk in ids if pk in rows],
             [rows[pk][1] for pk in lexical_ids if pk in rows and pk not in listed],
-        ):
-            break
-        if next_plan.endswith("exact"):
-            searched = corpus_stats()[0] if filtered_rows is None else filtered_rows
-            if searched > setting("VECTOR_EXACT_MAX_ROWS"):
-                break
-            vector_ids = list(base.nearest(vector, n, exact=True).values_list("pk", flat=True))
-        else:
-            vector_ids, widened = vector_candidates(
-                base, vector, n, filtered=filtered_rows is not None, rows=filtered_rows, widest=True
-            )
-            next_plan = "hnsw, widened, then exact" if widened.endswith("exact") else next_plan
+        )
+
+    if not stranded(vector_ids):
+        return vector_ids, "hnsw"
+    # The filtered plan's own fallback (too few rows passed the filter) may end in an exact scan.
+    vector_ids, widened = vector_candidates(
+        base, vector, n, filtered=filtered_rows is not None, rows=filtered_rows, widest=True
+    )
+    plan = "hnsw, widened, then exact" if widened.endswith("exact") else "hnsw, widened"
+    rows.update(scored_rows([pk for pk in vector_ids if pk not in rows], vector))
+    searched = corpus_stats()[0] if filtered_rows is None else filtered_rows
+    if stranded(vector_ids) and searched <= setting("VECTOR_EXACT_MAX_ROWS"):
+        vector_ids = list(base.nearest(vector, n, exact=True).values_list("pk", flat=True))
+        plan = "hnsw, widened, then exact"
         rows.update(scored_rows([pk for pk in vector_ids if pk not in rows], vector))
-        plan = next_plan
-    if plan != "hnsw":
-        logger.info("search: the HNSW scan was stranded; plan %r", plan)
+    logger.info("search: the HNSW scan was stranded; plan %r", plan)
     return vector_ids, plan
 
 
