@@ -1,11 +1,23 @@
 """Concurrent load: ``python -m bench.load [--clients 20] [--seconds 60] [--url URL --token TOKEN]``.
 
 N clients (threads, each with its own keep-alive HTTP connection) send requests for a fixed time:
-80% searches (GET /api/v1/search, limit 10) and 20% stores (POST /api/v1/observations), each
-client waiting for its answer before sending the next (a closed loop, as agents do). A share of the
-clients (``--session-share``) work inside a session: they register it first, pass its id with
+80% searches (GET /api/v1/search, limit 10) and 20% stores (POST /api/v1/observations). A share of
+the clients (``--session-share``) work inside a session: they register it first, pass its id with
 every request (recalls and authorship are written) and end it at the end. Prints throughput and
 p50/p95/p99 per operation, then one line of JSON.
+
+Two ways to send:
+
+- **closed loop** (the default): each client sends its next request as soon as its answer is
+  back. The server is always saturated; this measures the most it serves. With N clients and no
+  pause, the mean latency is N / throughput (Little's law), so latency here only restates
+  throughput.
+- **paced** (``--rate R``): the clients together send R requests a second, each client on its own
+  Poisson schedule of R / N a second (an agent's requests come between its model's turns, not
+  back to back). A request's latency is counted from when it was due, not from when it was sent: a
+  client still waiting for an earlier answer sends late, and that wait is part of what the user
+  sees (otherwise a slow server would hide its queue: "coordinated omission"). This measures the
+  latency at a given load.
 
 Without ``--url`` it prepares the server itself: it seeds the database of ``MEMORYLANE_HOME`` (or
 ``DATABASE_URL``) with ``--memories`` synthetic memories when it holds fewer (the bulk loader of
@@ -60,20 +72,31 @@ class Client:
         raise AssertionError("unreachable")
 
 
+def due_times(rng: random.Random, rate: float, start: float, end: float):
+    """When one paced client's requests are due: a Poisson process of ``rate`` a second from
+    ``start``, ending before ``end``."""
+    due = start + rng.expovariate(rate)
+    while due < end:
+        yield due
+        due += rng.expovariate(rate)
+
+
 def run_load(
     url: str,
     tokens: list[str],
     *,
     clients: int,
     seconds: float,
+    rate: float | None = None,
     search_share: float = 0.8,
     session_share: float = 0.25,
     seed: int = 5,
     timeout: float = 30.0,
 ) -> dict:
-    """Drive the server at ``url`` and return throughput and latency per operation. Client ``i``
-    uses ``tokens[i % len(tokens)]``: the API throttles per token (MEMORYLANE_THROTTLE_RATE), so
-    one token shared by every client measures the throttle, not the server."""
+    """Drive the server at ``url`` and return throughput and latency per operation: in a closed
+    loop, or paced at ``rate`` requests a second in all (module docstring). Client ``i`` uses
+    ``tokens[i % len(tokens)]``: the API throttles per token (MEMORYLANE_THROTTLE_RATE), so one
+    token shared by every client measures the throttle, not the server."""
     queries = synthetic_queries(2000, seed=seed)
     run = uuid.uuid4().hex[:6]
     contents = synthetic_memories(4000, seed=seed + 1, start=10_000_000)
@@ -94,8 +117,21 @@ def run_load(
             else:
                 errors[f"{operation} {status}"] = errors.get(f"{operation} {status}", 0) + 1
 
+    def sends(rng: random.Random):
+        """When each of a client's requests counts from: now, in a closed loop; when it was due,
+        after waiting for that time, when paced."""
+        if not rate:
+            while (now := time.perf_counter()) < deadline[0]:
+                yield now
+            return
+        for due in due_times(rng, rate / clients, deadline[0] - seconds, deadline[0]):
+            if (wait := due - time.perf_counter()) > 0:
+                time.sleep(wait)
+            yield due
+
     def agent(number: int) -> None:
         rng = random.Random(seed * 1000 + number)
+        schedule = random.Random(seed * 1000 + number + 500)
         client = Client(url, tokens[number % len(tokens)], timeout)
         session_id = f"load-{run}-{number}" if number < round(clients * session_share) else None
         start_line.wait()
@@ -106,8 +142,7 @@ def run_load(
                     "POST", "/api/v1/sessions", {"session_id": session_id, "agent": "other"}
                 )
                 record("session_start", started, status, (200, 201))
-            while time.perf_counter() < deadline[0]:
-                started = time.perf_counter()
+            for started in sends(schedule):
                 if rng.random() < search_share:
                     params = {"q": rng.choice(queries), "limit": 10}
                     if session_id:
@@ -150,6 +185,7 @@ def run_load(
     requests = sum(len(v) for v in timings.values())
     return {
         "clients": clients,
+        "rate": rate or None,  # None: a closed loop
         "run": run,
         "seconds": round(elapsed, 1),
         "requests": requests,
@@ -240,6 +276,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument(
+        "--rate",
+        type=float,
+        help="requests a second from all clients together (paced); default: a closed loop",
+    )
     parser.add_argument("--search-share", type=float, default=0.8)
     parser.add_argument("--session-share", type=float, default=0.25, help="share of clients inside a session")
     parser.add_argument("--url", help="a running server; without it one is started (see above)")
@@ -255,6 +296,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.url and not args.token:
         parser.error("--url needs --token")
+    if args.rate is not None and args.rate <= 0:
+        parser.error("--rate must be above 0")
 
     server, report = None, None
     url, tokens = args.url, args.token
@@ -266,12 +309,14 @@ def main(argv: list[str] | None = None) -> int:
             server = start_server(port)
             url = f"http://127.0.0.1:{port}"
         warm_up(url, tokens[0], web_processes(server is not None))
-        print(f"{args.clients} clients for {args.seconds:.0f} s against {url}…", file=sys.stderr)
+        pace = f", {args.rate:g} requests/s in all" if args.rate else " in a closed loop"
+        print(f"{args.clients} clients{pace} for {args.seconds:.0f} s against {url}…", file=sys.stderr)
         report = run_load(
             url,
             tokens,
             clients=args.clients,
             seconds=args.seconds,
+            rate=args.rate,
             search_share=args.search_share,
             session_share=args.session_share,
         )

@@ -188,6 +188,78 @@ def test_the_load_harness_drives_a_live_server_with_searches_stores_and_sessions
     assert {"p50_ms", "p95_ms", "p99_ms"} <= set(operations["search"])
 
 
+def test_a_paced_load_sends_its_schedule_and_no_more(live_server, embedder):
+    import random
+
+    from django.contrib.auth import get_user_model
+
+    from bench.load import due_times, run_load
+    from memory.services.store import memory_store_batch
+    from memory.services.tokens import token_create
+
+    memory_store_batch([{"content": f"Webhook retries are capped at {i} attempts."} for i in range(20)])
+    loader = get_user_model().objects.create_user(username="loader")
+    keys = [token_create(user=loader, scopes=["read", "write"])[1] for _ in range(2)]
+    report = run_load(live_server.url, keys, clients=4, seconds=3, rate=8, session_share=0.5, seed=3)
+    assert report["errors"] == {} and report["rate"] == 8
+    # Each client sends exactly its Poisson schedule (2 a second each), plus the two sessions' start
+    # and end: a closed loop would have sent as many as the server could answer.
+    scheduled = sum(len(list(due_times(random.Random(3 * 1000 + i + 500), 2.0, 0.0, 3.0))) for i in range(4))
+    assert 0 < scheduled < 60
+    assert report["requests"] == scheduled + 4
+
+
+class SlowServer:
+    """A server that answers one request at a time, each after ``delay`` seconds."""
+
+    def __init__(self, delay: float) -> None:
+        import http.server
+        import threading
+        import time
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def answer(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                time.sleep(delay)
+                self.send_response(200)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+            do_GET = do_POST = answer
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_paced_load_counts_the_wait_of_a_request_sent_late():
+    """A server that answers 20 requests a second, offered 40: paced, the queue shows in the
+    latency (counted from when each request was due); a closed loop would report only the 50 ms."""
+    from bench.load import run_load
+
+    server = SlowServer(0.05)
+    try:
+        closed = run_load(server.url, ["t"], clients=1, seconds=2, session_share=0, search_share=1.0)
+        paced = run_load(server.url, ["t"], clients=1, seconds=2, rate=40, session_share=0, search_share=1.0)
+    finally:
+        server.close()
+    assert closed["errors"] == paced["errors"] == {}
+    closed_p95, paced_p95 = closed["operations"]["search"]["p95_ms"], paced["operations"]["search"]["p95_ms"]
+    assert closed_p95 < 250
+    # About 80 requests due in 2 s, 20 answered a second: the last ones wait about two seconds.
+    assert paced_p95 > 4 * closed_p95 and paced_p95 > 800
+
+
 def test_the_embedding_harness_compares_both_backends_on_the_same_texts():
     result = subprocess.run(
         [sys.executable, "-m", "bench.embedding", "--texts", "40", "--queries", "5"],
