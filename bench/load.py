@@ -23,12 +23,16 @@ Without ``--url`` it prepares the server itself: it seeds the database of ``MEMO
 ``DATABASE_URL``) with ``--memories`` synthetic memories when it holds fewer (the bulk loader of
 ``bench.latency``), creates a token, starts ``python -m memorylane.runner`` on a free port with
 the same environment, runs the load, stops the server and deletes what the run stored (unless
-``--keep``), so runs one after another measure the same corpus.
+``--keep``), so runs one after another measure the same corpus. It then also reports the CPU time
+the server spent per request, its own processes (web, worker, beat) and the embedded PostgreSQL's
+apart: on a shared machine whose speed drifts from run to run, CPU time per request compares two
+versions of the code more steadily than throughput does.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -38,6 +42,8 @@ import threading
 import time
 import urllib.parse
 import uuid
+
+import psutil
 
 from bench.chaos import Host
 from bench.latency import synthetic_memories, synthetic_queries
@@ -254,6 +260,33 @@ def start_server(port: int) -> Host:
     raise SystemExit("the server did not become healthy in 240 s")
 
 
+def tree_cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds of process ``pid`` and all its descendants, including those that
+    have exited (their time is in their parent's children counters once reaped)."""
+    try:
+        root = psutil.Process(pid)
+        processes = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0.0
+    total = 0.0
+    for process in processes:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            times = process.cpu_times()
+            total += times.user + times.system + times.children_user + times.children_system
+    return total
+
+
+def server_cpu_seconds(server: Host) -> dict[str, float]:
+    """CPU seconds so far of the runner's processes and of the embedded PostgreSQL (when it runs)."""
+    from memorylane import embedded
+
+    lines = embedded.postmaster_lines() if not os.environ.get("DATABASE_URL") else []
+    return {
+        "server": tree_cpu_seconds(server.process.pid),
+        "database": tree_cpu_seconds(int(lines[0])) if lines else 0.0,
+    }
+
+
 def web_processes(started_here: bool) -> int:
     """The server's web processes: WEB_CONCURRENCY, else what ``make run`` starts (or 1 elsewhere)."""
     if os.environ.get("WEB_CONCURRENCY"):
@@ -311,6 +344,7 @@ def main(argv: list[str] | None = None) -> int:
         warm_up(url, tokens[0], web_processes(server is not None))
         pace = f", {args.rate:g} requests/s in all" if args.rate else " in a closed loop"
         print(f"{args.clients} clients{pace} for {args.seconds:.0f} s against {url}…", file=sys.stderr)
+        cpu_before = server_cpu_seconds(server) if server else None
         report = run_load(
             url,
             tokens,
@@ -320,6 +354,12 @@ def main(argv: list[str] | None = None) -> int:
             search_share=args.search_share,
             session_share=args.session_share,
         )
+        if cpu_before:
+            cpu_after = server_cpu_seconds(server)
+            report["cpu_ms_per_request"] = {
+                part: round(1000 * (cpu_after[part] - cpu_before[part]) / max(report["requests"], 1), 2)
+                for part in cpu_before
+            }
     finally:
         if server is not None:
             server.stop()
@@ -338,6 +378,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{report['requests']} requests in {report['seconds']} s: {report['requests_per_second']}/s "
         f"({report['requests_per_second_under_load']}/s in the {args.seconds:.0f} s of load); errors {report['errors']}"
     )
+    if cpu := report.get("cpu_ms_per_request"):
+        print(
+            f"server CPU per request: {cpu['server']} ms (web, worker, beat), {cpu['database']} ms (PostgreSQL)"
+        )
     print(json.dumps(report))
     return 0
 

@@ -276,3 +276,13 @@ def test_the_embedding_harness_compares_both_backends_on_the_same_texts():
     assert report["min_cosine"] > 0.9999
     for backend in ("torch", "onnx"):
         assert report[backend]["texts_per_s"] > 0 and report[backend]["query_p95_ms"] > 0
+
+
+def test_the_load_harness_counts_the_cpu_of_a_process_tree_including_exited_children():
+    from bench.load import tree_cpu_seconds
+
+    before = tree_cpu_seconds(os.getpid())
+    burn = "import time\nend = time.process_time() + 0.4\nwhile time.process_time() < end: pass"
+    subprocess.run([sys.executable, "-c", burn], check=True)  # exits (and is reaped) before the count
+    assert tree_cpu_seconds(os.getpid()) - before >= 0.4
+    assert tree_cpu_seconds(2**22 + 12345) == 0.0  # no such process
