@@ -7,6 +7,7 @@ every write that carries a rule lives in ``memory.services``.
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
@@ -635,14 +636,6 @@ class Scope(models.TextChoices):
     CURATE = "curate"
 
 
-class ApiTokenQuerySet(models.QuerySet):
-    def usable(self, at=None) -> ApiTokenQuerySet:
-        at = at or timezone.now()
-        return self.filter(revoked_at__isnull=True, user__is_active=True).filter(
-            Q(expires_at__isnull=True) | Q(expires_at__gt=at)
-        )
-
-
 class ApiToken(models.Model):
     """A bearer token. Only its SHA-256 is stored; the token itself is shown once, at creation."""
 
@@ -655,8 +648,6 @@ class ApiToken(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
-
-    objects = ApiTokenQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]
@@ -671,6 +662,16 @@ class ApiToken(models.Model):
 
     def has_scope(self, scope: str) -> bool:
         return scope in self.scopes
+
+    def is_usable(self, at: datetime | None = None) -> bool:
+        """Whether the token lets its user in: not revoked, not expired (at ``at``, default now),
+        and the user's account active."""
+        at = at or timezone.now()
+        return (
+            self.revoked_at is None
+            and self.user.is_active
+            and (self.expires_at is None or self.expires_at > at)
+        )
 
 
 class TaskName(models.TextChoices):

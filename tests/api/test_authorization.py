@@ -129,3 +129,48 @@ def test_a_token_records_when_it_was_last_used(api, tokens):
     api["member"].get("/api/v1/entities")
     token = ApiToken.objects.get(key_hash=hash_key(tokens["member"]))
     assert token.last_used_at is not None
+
+
+@pytest.mark.parametrize("revoked", [False, True])
+@pytest.mark.parametrize("active", [True, False])
+@pytest.mark.parametrize("expires", [None, "past", "future"])
+def test_a_token_lets_its_user_in_only_while_usable(db, revoked, active, expires):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memory.models import ApiToken
+    from memory.services.tokens import token_authenticate, token_create, token_revoke
+
+    user = get_user_model().objects.create_user(username="holder", email="h@example.com", is_active=active)
+    now = timezone.now()
+    expires_at = {None: None, "past": now - timedelta(seconds=1), "future": now + timedelta(days=1)}[expires]
+    token, key = token_create(user=user, scopes=["read"], name="laptop", expires_at=expires_at)
+    if revoked:
+        token_revoke(token=token)
+    usable = not revoked and active and expires != "past"
+
+    found = token_authenticate(key)
+    assert (found is not None) is usable
+    assert token_authenticate(key[:-4] + "AAAA") is None  # the right prefix with the wrong secret
+    if found:
+        # Read by hand-written SQL: every field as the ORM reads it (last_used_at was just set).
+        stored = ApiToken.objects.select_related("user").get(pk=token.pk)
+        for field in ApiToken._meta.concrete_fields:
+            assert getattr(found, field.attname) == getattr(stored, field.attname), field.name
+        for field in get_user_model()._meta.concrete_fields:
+            assert getattr(found.user, field.attname) == getattr(stored.user, field.attname), field.name
+
+
+def test_a_token_expires_at_its_expiry_time(db):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memory.services.tokens import token_create
+
+    expires_at = timezone.now() + timedelta(hours=1)
+    token, _ = token_create(user=get_user_model().objects.create_user(username="holder"), scopes=["read"])
+    token.expires_at = expires_at
+    assert token.is_usable(expires_at - timedelta(microseconds=1))
+    assert not token.is_usable(expires_at)
