@@ -23,7 +23,7 @@ Without ``--url`` it prepares the server itself: it seeds the database of ``MEMO
 ``DATABASE_URL``) with ``--memories`` synthetic memories when it holds fewer (the bulk loader of
 ``bench.latency``), creates a token, starts ``python -m memorylane.runner`` on a free port with
 the same environment, runs the load, stops the server and deletes what the run stored (unless
-``--keep``), so runs one after another measure the same corpus. It then also reports the CPU time
+``--keep``), so runs one after another measure the same corpus, each from a vacuumed table. It then also reports the CPU time
 the server spent per request, its own processes (web, worker, beat) and the embedded PostgreSQL's
 apart: on a shared machine whose speed drifts from run to run, CPU time per request compares two
 versions of the code more steadily than throughput does.
@@ -215,6 +215,7 @@ def prepare(memories: int, seed: int, clients: int) -> list[str]:
     django.setup()
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
+    from django.db import connection
 
     from bench.latency import bulk_load, synthetic_vectors
     from memory.models import Memory
@@ -227,6 +228,11 @@ def prepare(memories: int, seed: int, clients: int) -> list[str]:
         vectors, _ = synthetic_vectors(items, seed, parents=min(memories, 8800))
         print(f"Seeding {memories - have} memories…", file=sys.stderr)
         bulk_load(items[have:], vectors[have:], rebuild_index=memories - have >= 50000)
+    # Each run starts from a vacuumed table: otherwise the dead rows of the last run's searches and
+    # deleted stores are vacuumed (the HNSW index too) by autovacuum during this one, at a moment
+    # that differs from run to run.
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM (ANALYZE) memory_memory")
     user, _ = get_user_model().objects.get_or_create(username="load-bench")
     return [token_create(user=user, scopes=["read", "write"])[1] for _ in range(clients)]
 
