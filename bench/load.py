@@ -23,10 +23,10 @@ Without ``--url`` it prepares the server itself: it seeds the database of ``MEMO
 ``DATABASE_URL``) with ``--memories`` synthetic memories when it holds fewer (the bulk loader of
 ``bench.latency``), creates a token, starts ``python -m memorylane.runner`` on a free port with
 the same environment, runs the load, stops the server and deletes what the run stored (unless
-``--keep``), so runs one after another measure the same corpus, each from a vacuumed table. It then also reports the CPU time
-the server spent per request, its own processes (web, worker, beat) and the embedded PostgreSQL's
-apart: on a shared machine whose speed drifts from run to run, CPU time per request compares two
-versions of the code more steadily than throughput does.
+``--keep``), so runs one after another measure the same corpus, each from a vacuumed table. It
+then also reports the CPU time the server spent per request, its own processes (web, worker, beat)
+and the embedded PostgreSQL's apart: on a shared machine whose speed drifts from run to run, CPU
+time per request compares two versions of the code more steadily than throughput does.
 """
 
 from __future__ import annotations
@@ -283,14 +283,15 @@ def tree_cpu_seconds(pid: int) -> float:
 
 
 def server_cpu_seconds(server: Host) -> dict[str, float]:
-    """CPU seconds so far of the runner's processes and of the embedded PostgreSQL (when it runs)."""
+    """CPU seconds so far of the runner's processes and, when it runs here, of the embedded
+    PostgreSQL (a ``DATABASE_URL`` server is not counted)."""
     from memorylane import embedded
 
+    seconds = {"server": tree_cpu_seconds(server.process.pid)}
     lines = embedded.postmaster_lines() if not os.environ.get("DATABASE_URL") else []
-    return {
-        "server": tree_cpu_seconds(server.process.pid),
-        "database": tree_cpu_seconds(int(lines[0])) if lines else 0.0,
-    }
+    if lines and lines[0].strip().isdigit():
+        seconds["database"] = tree_cpu_seconds(int(lines[0]))
+    return seconds
 
 
 def web_processes(started_here: bool) -> int:
@@ -385,9 +386,8 @@ def main(argv: list[str] | None = None) -> int:
         f"({report['requests_per_second_under_load']}/s in the {args.seconds:.0f} s of load); errors {report['errors']}"
     )
     if cpu := report.get("cpu_ms_per_request"):
-        print(
-            f"server CPU per request: {cpu['server']} ms (web, worker, beat), {cpu['database']} ms (PostgreSQL)"
-        )
+        database = f", {cpu['database']} ms (PostgreSQL)" if "database" in cpu else ""
+        print(f"server CPU per request: {cpu['server']} ms (web, worker, beat){database}")
     print(json.dumps(report))
     return 0
 
