@@ -78,6 +78,11 @@ class Client:
         raise AssertionError("unreachable")
 
 
+def schedule_rng(seed: int, client: int) -> random.Random:
+    """The random source of paced client ``client``'s schedule (its requests draw from another)."""
+    return random.Random(seed * 1000 + client + 500)
+
+
 def due_times(rng: random.Random, rate: float, start: float, end: float):
     """When one paced client's requests are due: a Poisson process of ``rate`` a second from
     ``start``, ending before ``end``."""
@@ -137,7 +142,7 @@ def run_load(
 
     def agent(number: int) -> None:
         rng = random.Random(seed * 1000 + number)
-        schedule = random.Random(seed * 1000 + number + 500)
+        schedule = schedule_rng(seed, number)
         client = Client(url, tokens[number % len(tokens)], timeout)
         session_id = f"load-{run}-{number}" if number < round(clients * session_share) else None
         start_line.wait()

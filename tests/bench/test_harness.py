@@ -169,17 +169,23 @@ def test_the_latency_harness_measures_a_tiny_corpus_end_to_end(db):
     assert "memory_search (all of it)" in report["profile_service"]["python"]
 
 
-def test_the_load_harness_drives_a_live_server_with_searches_stores_and_sessions(live_server, embedder):
+@pytest.fixture
+def load_keys(live_server, embedder) -> list[str]:
+    """Twenty memories to search, and two read/write tokens of one user for the load's clients."""
     from django.contrib.auth import get_user_model
 
-    from bench.load import run_load
     from memory.services.store import memory_store_batch
     from memory.services.tokens import token_create
 
     memory_store_batch([{"content": f"Webhook retries are capped at {i} attempts."} for i in range(20)])
     loader = get_user_model().objects.create_user(username="loader")
-    keys = [token_create(user=loader, scopes=["read", "write"])[1] for _ in range(2)]
-    report = run_load(live_server.url, keys, clients=4, seconds=3, session_share=0.5)
+    return [token_create(user=loader, scopes=["read", "write"])[1] for _ in range(2)]
+
+
+def test_the_load_harness_drives_a_live_server_with_searches_stores_and_sessions(live_server, load_keys):
+    from bench.load import run_load
+
+    report = run_load(live_server.url, load_keys, clients=4, seconds=3, session_share=0.5)
     assert report["errors"] == {}
     operations = report["operations"]
     assert operations["search"]["n"] > 0 and operations["session_start"]["n"] == 2
@@ -188,23 +194,14 @@ def test_the_load_harness_drives_a_live_server_with_searches_stores_and_sessions
     assert {"p50_ms", "p95_ms", "p99_ms"} <= set(operations["search"])
 
 
-def test_a_paced_load_sends_its_schedule_and_no_more(live_server, embedder):
-    import random
+def test_a_paced_load_sends_its_schedule_and_no_more(live_server, load_keys):
+    from bench.load import due_times, run_load, schedule_rng
 
-    from django.contrib.auth import get_user_model
-
-    from bench.load import due_times, run_load
-    from memory.services.store import memory_store_batch
-    from memory.services.tokens import token_create
-
-    memory_store_batch([{"content": f"Webhook retries are capped at {i} attempts."} for i in range(20)])
-    loader = get_user_model().objects.create_user(username="loader")
-    keys = [token_create(user=loader, scopes=["read", "write"])[1] for _ in range(2)]
-    report = run_load(live_server.url, keys, clients=4, seconds=3, rate=8, session_share=0.5, seed=3)
+    report = run_load(live_server.url, load_keys, clients=4, seconds=3, rate=8, session_share=0.5, seed=3)
     assert report["errors"] == {} and report["rate"] == 8
     # Each client sends exactly its Poisson schedule (2 a second each), plus the two sessions' start
     # and end: a closed loop would have sent as many as the server could answer.
-    scheduled = sum(len(list(due_times(random.Random(3 * 1000 + i + 500), 2.0, 0.0, 3.0))) for i in range(4))
+    scheduled = sum(len(list(due_times(schedule_rng(3, i), 2.0, 0.0, 3.0))) for i in range(4))
     assert 0 < scheduled < 60
     assert report["requests"] == scheduled + 4
 
