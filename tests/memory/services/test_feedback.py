@@ -179,15 +179,28 @@ def twin_memories(label: str) -> list[Memory]:
     return [judged, liked, fresh]
 
 
-@pytest.mark.parametrize(("signal", "value"), [("harmful", 1.0), ("helpful", 0.8)])
-def test_rating_many_memories_at_once_does_what_rating_each_does(db, member, signal, value):
+@pytest.mark.parametrize(
+    ("signal", "source", "value"),
+    [("harmful", "implicit", 1.0), ("helpful", "implicit", 0.8), ("helpful", "explicit", 1.0)],
+)
+def test_rating_many_memories_at_once_does_what_rating_each_does(db, member, signal, source, value):
     one_by_one, together = twin_memories("A"), twin_memories("B")
     for memory in one_by_one:
-        feedback_record(memory=memory, signal=signal, source="implicit", value=value, user=member)
+        feedback_record(memory=memory, signal=signal, source=source, value=value, user=member)
+    before = {m.pk: Memory.objects.get(pk=m.pk).updated_at for m in together}
     results = feedback_record_many(
-        memory_ids=[m.pk for m in together], signal=signal, source="implicit", value=value, user=member
+        memory_ids=[m.pk for m in together], signal=signal, source=source, value=value, user=member
     )
     assert sorted(r.memory.pk for r in results) == sorted(m.pk for m in together)
+
+    def history(memory):  # what the audit log says happened, but the anti-pattern's own id
+        return [
+            (action, diff if action == "maturity" else None)
+            for action, diff in MemoryEvent.objects.filter(memory=memory)
+            .order_by("pk")
+            .values_list("action", "diff")
+        ]
+
     for single, batched in zip(one_by_one, together, strict=True):
         single.refresh_from_db()
         batched.refresh_from_db()
@@ -195,9 +208,12 @@ def test_rating_many_memories_at_once_does_what_rating_each_does(db, member, sig
             getattr(single, name) for name in AGGREGATES
         ]
         assert batched.inversions.count() == single.inversions.count()
-        assert list(
-            MemoryEvent.objects.filter(memory=batched).values_list("action", flat=True).order_by("pk")
-        ) == list(MemoryEvent.objects.filter(memory=single).values_list("action", flat=True).order_by("pk"))
+        assert history(batched) == history(single)
+        assert batched.updated_at > before[batched.pk]
+        explicit_helpful = batched.feedback_events.filter(signal="helpful", source="explicit")
+        assert batched.last_validated_at == max(
+            [batched.created_at, *explicit_helpful.values_list("created_at", flat=True)]
+        )
     if signal == "harmful":  # the judged decision crossed the line either way
         assert together[0].maturity == "deprecated" and together[0].inversions.exists()
 
