@@ -76,7 +76,13 @@ class TorchEncoder:
 class OnnxEncoder:
     """The same model's transformer on onnxruntime: tokenized as sentence-transformers does
     (its tokenizer, its max_seq_length), mean-pooled over the attention mask, L2-normalized. The
-    texts of a batch are grouped by length, as sentence-transformers does, so padding stays short."""
+    texts of a batch are grouped by length, as sentence-transformers does, so padding stays short.
+
+    A call with fewer than EMBEDDING_PARALLEL_MIN_TEXTS texts (a query, a store, a few concurrent
+    queries) runs on one thread: splitting so little work across threads cost 10–30% more CPU for a
+    few milliseconds less wait, and under load the other core is serving another request. A larger
+    call (a batch store, an extraction) runs on EMBEDDING_THREADS threads, which halves its time for
+    the same CPU. Each thread count has its own onnxruntime session, created on first use."""
 
     backend = "onnx"
 
@@ -93,22 +99,37 @@ class OnnxEncoder:
         self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length=config.get("max_seq_length", 256))
         self.tokenizer.enable_padding(pad_id=self.tokenizer.token_to_id(pad), pad_token=pad)
-        options = onnxruntime.SessionOptions()
-        options.log_severity_level = 3
-        # onnxruntime's threads spin for a while after each run, waiting for the next: under load
-        # that burned a core the database needed (README "Benchmarks", load).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        if threads := setting("EMBEDDING_THREADS"):
-            options.intra_op_num_threads = threads
-        self.session = onnxruntime.InferenceSession(
-            str(exported), options, providers=["CPUExecutionProvider"]
-        )
-        self.inputs = {i.name for i in self.session.get_inputs()}
-        self.dimensions = self.session.get_outputs()[0].shape[-1]
+        self.exported = exported
+        self._sessions: dict[int, onnxruntime.InferenceSession] = {}
+        self._sessions_lock = threading.Lock()
+        session = self.session_for(1)
+        self.inputs = {i.name for i in session.get_inputs()}
+        self.dimensions = session.get_outputs()[0].shape[-1]
+
+    def session_for(self, texts: int):
+        """The onnxruntime session a call with ``texts`` texts runs on (class docstring)."""
+        import onnxruntime
+
+        threads = 1 if texts < setting("EMBEDDING_PARALLEL_MIN_TEXTS") else setting("EMBEDDING_THREADS")
+        if (session := self._sessions.get(threads)) is None:
+            with self._sessions_lock:
+                if (session := self._sessions.get(threads)) is None:
+                    options = onnxruntime.SessionOptions()
+                    options.log_severity_level = 3
+                    # onnxruntime's threads spin for a while after each run, waiting for the next:
+                    # under load that burned a core the database needed (README "Benchmarks", load).
+                    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+                    options.intra_op_num_threads = threads  # 0: one per core
+                    session = onnxruntime.InferenceSession(
+                        str(self.exported), options, providers=["CPUExecutionProvider"]
+                    )
+                    self._sessions[threads] = session
+        return session
 
     def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
         import numpy as np
 
+        session = self.session_for(len(texts))
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         vectors = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         for start in range(0, len(texts), batch_size):
@@ -120,7 +141,7 @@ class OnnxEncoder:
                 "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
                 "token_type_ids": np.array([e.type_ids for e in encoded], dtype=np.int64),
             }
-            hidden = self.session.run(None, {name: tokens[name] for name in self.inputs})[0]
+            hidden = session.run(None, {name: tokens[name] for name in self.inputs})[0]
             mask = tokens["attention_mask"][..., None].astype(np.float32)
             pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
             vectors[chosen] = pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)

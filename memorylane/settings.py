@@ -313,9 +313,11 @@ MEMORY_LANE: dict = {
     "EMBEDDING_BACKEND": "onnx",  # onnx (the model exported once, run by onnxruntime) | torch
     # Threads per web process serving Django (memorylane/asgi.py); the processes are WEB_CONCURRENCY.
     "WEB_THREADS": envint("MEMORYLANE_WEB_THREADS", "4"),
-    # onnxruntime's threads per model run; 0 lets it take one per core. One spends a quarter less CPU
-    # per query but answered no more requests under load (README "Benchmarks", load).
+    # onnxruntime's threads per model call of at least EMBEDDING_PARALLEL_MIN_TEXTS texts (a batch
+    # store, an extraction); 0 lets it take one per core. A smaller call (a query, a store) runs on
+    # one thread: split across two, it cost 10–30% more CPU (README "Benchmarks", stop 27).
     "EMBEDDING_THREADS": envint("MEMORYLANE_EMBEDDING_THREADS", "0"),
+    "EMBEDDING_PARALLEL_MIN_TEXTS": 16,
     # §4.1 taxonomy
     "TYPE_WEIGHTS": {
         "correction": 1.0,

@@ -77,3 +77,31 @@ def test_a_model_onnx_cannot_serve_says_why_and_is_served_by_torch(tmp_path):
     assert embeddings.onnx_servable(str(tmp_path)) == "no tokenizer.json, sentence_bert_config.json"
     assert embeddings.onnx_servable("sentence-transformers/all-MiniLM-L6-v2").startswith("not a local")
     assert embeddings.onnx_servable(embeddings.model_location()) == ""
+
+
+def test_a_few_texts_run_on_one_thread_and_many_on_several_with_the_same_vectors(settings):
+    """A query or a store runs on a single-threaded session (less CPU under load), a batch on
+    EMBEDDING_THREADS threads (less wait): the vectors are the same either way."""
+    from memory import embeddings
+
+    settings.MEMORY_LANE = {**settings.MEMORY_LANE, "EMBEDDING_PARALLEL_MIN_TEXTS": 4, "EMBEDDING_THREADS": 2}
+    location = embeddings.model_location()
+    target = embeddings.exported_path(location)
+    if not target.exists():
+        embeddings.export_onnx(location, target)
+    encoder = embeddings.OnnxEncoder(location, target)
+    texts = [
+        "Pin Node 20 for the billing service; Node 18 breaks the PDF renderer.",
+        "The nightly rollup holds the ledger lock until 02:00 UTC.",
+        "Run the linters before pushing.",
+        "Never deploy on Fridays after lunch.",
+        "Hello",
+    ]
+    alone = np.stack([encoder.encode([text], batch_size=8)[0] for text in texts])
+    together = encoder.encode(texts, batch_size=8)
+    assert np.min(np.sum(alone * together, axis=1)) > 0.99999
+    threads = {
+        count: session.get_session_options().intra_op_num_threads
+        for count, session in encoder._sessions.items()
+    }
+    assert threads == {1: 1, 2: 2}
