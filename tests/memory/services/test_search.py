@@ -342,3 +342,39 @@ def test_results_come_in_one_score_order_even_when_the_question_names_an_entity(
     # A memory about the named project whose text does not answer the question does not jump ahead
     # of the ones that do: the boost is a factor, not a group.
     assert not outcome.results[0].explain["entity_match"]
+
+
+def test_results_carry_every_column_and_their_author_and_session_without_more_queries(
+    db, member, django_assert_num_queries
+):
+    """Search loads its results by a hand-written statement: each holds what the ORM reads for it,
+    but its vectors, and its author's name and session without another query."""
+    session = Session.objects.create(external_id="claude-run-7", agent="claude-code", user=member)
+    authored = memory_store(
+        content="The ledger service retries payouts three times before paging.",
+        memory_type="decision",
+        tags=["payments"],
+        author=member,
+        session=session,
+        dedupe=False,
+    ).memory
+    anonymous = store("The ledger nightly job holds a lock until 02:00 UTC.")
+    hits = [SearchHit(Memory(pk=m.pk), 1.0, {}) for m in (anonymous, authored)]
+    with django_assert_num_queries(1):
+        loaded = search.with_whole_rows(hits)
+        assert loaded[1].memory.author.username == "mia"
+        assert (loaded[1].memory.session.external_id, loaded[1].memory.session.agent) == (
+            "claude-run-7",
+            "claude-code",
+        )
+        assert loaded[0].memory.author is None and loaded[0].memory.session is None
+    assert [hit.memory.pk for hit in loaded] == [anonymous.pk, authored.pk]
+    for hit in loaded:
+        expected = Memory.objects.get(pk=hit.memory.pk)
+        for f in Memory._meta.concrete_fields:
+            if f.name not in ("embedding", "search_vector"):
+                assert getattr(hit.memory, f.attname) == getattr(expected, f.attname), f.name
+        assert hit.memory.get_deferred_fields() == {"embedding", "search_vector"}
+    hits.append(SearchHit(Memory(pk=anonymous.pk), 0.5, {}))
+    anonymous.delete()
+    assert [hit.memory.pk for hit in search.with_whole_rows(hits)] == [authored.pk]
