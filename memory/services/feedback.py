@@ -117,6 +117,39 @@ def memory_recompute(memory: Memory, *, now: datetime | None = None, actor=None)
     return invert_if_harmful(memory, counts, actor=actor)
 
 
+# What recomputed_aggregates derives, as write_aggregates writes them.
+AGGREGATES = (
+    "feedback_score",
+    "helpful_count",
+    "harmful_count",
+    "irrelevant_count",
+    "last_validated_at",
+    "maturity",
+)
+
+
+def write_aggregates(memories: list[Memory], now: datetime) -> None:
+    """Write the AGGREGATES of ``memories`` (rows the caller has locked) as they are on the
+    instances, and ``now`` as their ``updated_at``, in one statement. Django's bulk_update builds a
+    CASE per column with a branch per row: for a session's thousand memories that took seconds of
+    Python while the rows stayed locked."""
+    if not memories:
+        return
+    quote = connection.ops.quote_name
+    fields = [Memory._meta.pk, *(Memory._meta.get_field(name) for name in AGGREGATES)]
+    columns = [quote(field.column) for field in fields]
+    arrays = ", ".join(f"%s::{field.db_type(connection)}[]" for field in fields)
+    sql = (
+        f"UPDATE {quote(Memory._meta.db_table)} AS m SET "
+        + ", ".join(f"{column} = v.{column}" for column in columns[1:])
+        + f", {quote(Memory._meta.get_field('updated_at').column)} = %s "
+        f"FROM unnest({arrays}) AS v({', '.join(columns)}) WHERE m.{columns[0]} = v.{columns[0]}"
+    )
+    values = [[getattr(memory, field.attname) for memory in memories] for field in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [now, *values])
+
+
 def invert_if_harmful(
     memory: Memory, counts: maturity_service.FeedbackCounts, *, actor=None
 ) -> Memory | None:
@@ -249,38 +282,6 @@ def feedback_record_many(
             FeedbackResult(memory, event, invert_if_harmful(memory, counts[memory.pk], actor=user))
             for memory, event in zip(locked, events, strict=True)
         ]
-
-
-AGGREGATES = (
-    "feedback_score",
-    "helpful_count",
-    "harmful_count",
-    "irrelevant_count",
-    "last_validated_at",
-    "maturity",
-)
-
-
-def write_aggregates(memories: list[Memory], now: datetime) -> None:
-    """Write the AGGREGATES of ``memories`` (rows the caller has locked) as they are on the
-    instances, and ``now`` as their ``updated_at``, in one statement. Django's bulk_update builds a
-    CASE per column with a branch per row: for a session's thousand memories that took seconds of
-    Python while the rows stayed locked."""
-    if not memories:
-        return
-    quote = connection.ops.quote_name
-    fields = [Memory._meta.pk, *(Memory._meta.get_field(name) for name in AGGREGATES)]
-    columns = [quote(field.column) for field in fields]
-    arrays = ", ".join(f"%s::{field.db_type(connection)}[]" for field in fields)
-    sql = (
-        f"UPDATE {quote(Memory._meta.db_table)} AS m SET "
-        + ", ".join(f"{column} = v.{column}" for column in columns[1:])
-        + f", {quote(Memory._meta.get_field('updated_at').column)} = %s "
-        f"FROM unnest({arrays}) AS v({', '.join(columns)}) WHERE m.{columns[0]} = v.{columns[0]}"
-    )
-    values = [[getattr(memory, field.attname) for memory in memories] for field in fields]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [now, *values])
 
 
 def _validated(*, signal: str, source: str, value, note) -> str:
