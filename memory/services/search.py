@@ -23,7 +23,6 @@ without the re-ranking factors, ``full`` what the API does.
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import math
@@ -42,6 +41,7 @@ from pgvector.django import VectorField
 from memory import embeddings
 from memory.conf import setting
 from memory.models import Category, Entity, Memory, MemoryType, Priority, Recall, Session
+from memory.rows import row_reader
 from memory.services import entities as entity_service
 from memory.services.decay import decay_factor
 from memory.services.errors import InvalidInput
@@ -536,7 +536,7 @@ def memory_search(
 
 # What a result shows of its author and session (the API's author and evidence, the dashboard's
 # row): loading their whole rows cost more than the memories'.
-RESULT_RELATED_FIELDS = {"author": ("username",), "session": ("external_id", "agent")}
+RESULT_RELATED_FIELDS = (("author", ("username",)), ("session", ("external_id", "agent")))
 # Columns of a memory a result does not carry: the vectors stay in the database.
 RESULT_LEFT_OUT = ("embedding", "search_vector")
 
@@ -544,68 +544,14 @@ RESULT_LEFT_OUT = ("embedding", "search_vector")
 def with_whole_rows(hits: list[SearchHit]) -> list[SearchHit]:
     """The hits with every column of their memories (the candidates were scored on a few) but
     RESULT_LEFT_OUT, and RESULT_RELATED_FIELDS of their author and session, as model instances (the
-    other columns deferred). A memory deleted meanwhile is left out.
-
-    One hand-written statement (built once per process): through the ORM (``select_related``,
-    ``only``, ``in_bulk``: the query compiled for every search) this was a tenth of the web
-    processes' Python time under load (README "Benchmarks", stop 27)."""
+    other columns deferred). A memory deleted meanwhile is left out. Read by one hand-written
+    statement (:mod:`memory.rows`): through the ORM this was a tenth of the web processes' Python
+    time under load (README "Benchmarks", stop 27)."""
     if not hits:
         return []
-    sql, parts = _whole_rows_sql()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [[hit.memory.pk for hit in hits]])
-        rows = cursor.fetchall()
-    whole = {}
-    for row in rows:
-        instances, start = [], 0
-        for model, names, converters in parts:
-            values = list(row[start : start + len(names)])
-            start += len(names)
-            for index, convert, column in converters:
-                values[index] = convert(values[index], column, connection)
-            # A memory without an author or session: its joined key is NULL.
-            instances.append(
-                model.from_db(connection.alias, names, values) if values[0] is not None else None
-            )
-        memory, *related = instances
-        for name, instance in zip(RESULT_RELATED_FIELDS, related, strict=True):
-            Memory._meta.get_field(name).set_cached_value(memory, instance)
-        whole[memory.pk] = memory
+    reader = row_reader(Memory, RESULT_RELATED_FIELDS, many=True, left_out=RESULT_LEFT_OUT)
+    whole = {memory.pk: memory for memory in reader.read([[hit.memory.pk for hit in hits]])}
     return [SearchHit(whole[hit.memory.pk], hit.score, hit.explain) for hit in hits if hit.memory.pk in whole]
-
-
-@functools.cache
-def _whole_rows_sql() -> tuple[str, list[tuple]]:
-    """The statement of :func:`with_whole_rows`, and per model it reads (the memory, then each of
-    RESULT_RELATED_FIELDS) the model, the attnames its columns fill (in the model's field order) and
-    the converters its values need (``(index, converter, column)``), as Django's compiler applies
-    them."""
-    quote = connection.ops.quote_name
-    memory_fields = [f for f in Memory._meta.concrete_fields if f.name not in RESULT_LEFT_OUT]
-    selected = [("m", Memory, memory_fields)]
-    joins = []
-    for number, (name, wanted) in enumerate(RESULT_RELATED_FIELDS.items()):
-        relation = Memory._meta.get_field(name)
-        model, alias = relation.related_model, f"r{number}"
-        selected.append((alias, model, [model._meta.pk, *(model._meta.get_field(w) for w in wanted)]))
-        joins.append(
-            f"LEFT JOIN {quote(model._meta.db_table)} {alias} "
-            f"ON {alias}.{quote(model._meta.pk.column)} = m.{quote(relation.column)}"
-        )
-    columns, parts = [], []
-    for alias, model, fields in selected:
-        columns += [f"{alias}.{quote(f.column)}" for f in fields]
-        converters = [
-            (index, convert, f.cached_col)
-            for index, f in enumerate(fields)
-            for convert in connection.ops.get_db_converters(f.cached_col) + f.get_db_converters(connection)
-        ]
-        parts.append((model, frozenset(f.attname for f in fields), converters))  # from_db takes them in field order
-    sql = (
-        f"SELECT {', '.join(columns)} FROM {quote(Memory._meta.db_table)} m {' '.join(joins)} "
-        f"WHERE m.{quote(Memory._meta.pk.column)} = ANY(%s)"
-    )
-    return sql, parts
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import hmac
 import secrets
 from datetime import datetime, timedelta
 
-from django.contrib.auth import get_user_model
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from memory.models import ApiToken, Scope
+from memory.rows import row_reader
 
 TOKEN_PREFIX = "ml_"
 # Writing last_used_at on every request would turn each read into a write; once a minute is plenty.
@@ -70,34 +69,9 @@ def token_authenticate(key: str) -> ApiToken | None:
 
 def token_with_user(prefix: str) -> ApiToken | None:
     """The token with ``prefix`` (unique) and its user, usable or not, read by one hand-written
-    statement. Every API request starts here: through the ORM (the query compiled, the user selected
-    with it) this cost about a sixth of a search's Python time (README "Benchmarks", load)."""
-    sql, token_fields, user_fields = _token_with_user_sql()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [prefix])
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    token = ApiToken.from_db(connection.alias, token_fields, row[: len(token_fields)])
-    token.user = get_user_model().from_db(connection.alias, user_fields, row[len(token_fields) :])
-    return token
-
-
-@functools.cache
-def _token_with_user_sql() -> tuple[str, list[str], list[str]]:
-    """The statement of :func:`token_with_user` and the fields its columns fill, in order. None of
-    these columns needs a converter: the database driver returns them as the fields hold them."""
-    quote = connection.ops.quote_name
-    user_model = get_user_model()
-    token_fields, user_fields = ApiToken._meta.concrete_fields, user_model._meta.concrete_fields
-    columns = [f"t.{quote(f.column)}" for f in token_fields] + [f"u.{quote(f.column)}" for f in user_fields]
-    sql = (
-        f"SELECT {', '.join(columns)} FROM {quote(ApiToken._meta.db_table)} t "
-        f"JOIN {quote(user_model._meta.db_table)} u "
-        f"ON u.{quote(user_model._meta.pk.column)} = t.{quote(ApiToken._meta.get_field('user').column)} "
-        f"WHERE t.{quote(ApiToken._meta.get_field('prefix').column)} = %s"
-    )
-    return sql, [f.attname for f in token_fields], [f.attname for f in user_fields]
+    statement (:mod:`memory.rows`): every API request starts here."""
+    found = row_reader(ApiToken, (("user", None),), key="prefix").read([prefix])
+    return found[0] if found else None
 
 
 def token_revoke(*, token: ApiToken) -> ApiToken:
