@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Prefetch
 from django.utils import timezone
@@ -369,6 +370,12 @@ def _decide(plans: list[_Plan], vectors, *, dedupe: bool) -> None:
             )
             neighbours.update(zip(indexes, found, strict=True))
 
+    # Each item as the later items of this list compare with it, built once.
+    in_batch = [
+        Side(p.prepared.content, p.prepared.category, entity_scope(p.entities), position)
+        for position, p in enumerate(plans)
+    ]
+    matrix = np.asarray(vectors, dtype=np.float32)
     superseded: set = set()
     for index, plan in enumerate(plans):
         item = plan.prepared
@@ -386,11 +393,11 @@ def _decide(plans: list[_Plan], vectors, *, dedupe: bool) -> None:
             continue
         if not dedupe:
             continue
+        # One matrix-vector product per item: a matrix-matrix product of the whole batch would wake
+        # the BLAS library's threads, which then spin on the other core.
+        cosines = matrix[:index] @ matrix[index]
         earlier = [
-            (
-                Side(other.prepared.content, other.prepared.category, entity_scope(other.entities), position),
-                float(vectors[position] @ vectors[index]),
-            )
+            (in_batch[position], float(cosines[position]))
             for position, other in enumerate(plans[:index])
             if other.operation != NOOP and other.prepared.kind == item.kind
         ]

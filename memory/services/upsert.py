@@ -48,15 +48,19 @@ def normalize_text(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).lower().split())
 
 
+# Both are asked of the same texts again and again (a batch compares each item with every earlier
+# one): cached per text.
+@lru_cache(maxsize=4096)
 def content_hash(text: str) -> str:
     return hashlib.sha256(normalize_text(text).encode()).hexdigest()
 
 
-def token_set(text: str) -> set[str]:
-    return set(WORD_RE.findall(normalize_text(text)))
+@lru_cache(maxsize=4096)
+def token_set(text: str) -> frozenset[str]:
+    return frozenset(WORD_RE.findall(normalize_text(text)))
 
 
-def jaccard(a: set[str], b: set[str]) -> float:
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a and not b:
         return 1.0
     return len(a & b) / len(a | b)
