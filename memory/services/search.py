@@ -33,7 +33,6 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.contrib.postgres.search import SearchQuery
 from django.db import connection, transaction
 from django.utils import timezone
 from pgvector.django import VectorField
@@ -258,9 +257,56 @@ def _query_lexemes(query: str) -> list[str]:
     return lexemes
 
 
-def _matching(queryset, tsquery: str):
-    # The lexemes are normalized already: the 'simple' configuration only lower-cases them again.
-    return queryset.order_by().filter(search_vector=SearchQuery(tsquery, config="simple", search_type="raw"))
+def vector_text(vector) -> str:
+    """A vector as the database reads it (pgvector's text form), or the text itself: a search converts
+    its query's vector once for all its statements."""
+    return vector if isinstance(vector, str) else VectorField().get_prep_value(vector)
+
+
+@dataclass(frozen=True)
+class Searched:
+    """The memories a search looks in, a queryset compiled to SQL once (``SELECT id,
+    search_vector, embedding FROM … WHERE …``): each candidate statement (the lexical scans, the
+    vector scan, the planner's estimate) is written around it. PostgreSQL pulls such a plain
+    subquery up into the statement, so the plans are those of the queryset's own filters; compiling
+    the queryset again for each statement cost about 1 ms of a search's Python time (README
+    "Benchmarks", stop 28)."""
+
+    sql: str
+    params: tuple
+
+    def matching(self, tsquery: str, *, limit: int | None = None) -> tuple[str, list]:
+        """The ids and lexemes of the memories matching ``tsquery`` (lexemes normalized already: the
+        'simple' configuration only lower-cases them again), at most ``limit``."""
+        sql = (
+            f"SELECT s.id, s.search_vector FROM ({self.sql}) AS s "
+            "WHERE s.search_vector @@ to_tsquery('simple'::regconfig, %s)"
+        )
+        params = [*self.params, tsquery]
+        if limit is not None:
+            sql, params = sql + " LIMIT %s", [*params, limit]
+        return sql, params
+
+    def nearest(self, vector, k: int, *, exact: bool = False) -> list:
+        """The ids of the ``k`` nearest by cosine distance (MemoryQuerySet.nearest's rule: the HNSW
+        index serves the plain ordering; ``exact`` orders by an expression it cannot serve, so
+        every filtered row is compared)."""
+        distance = "s.embedding <=> %s::vector"
+        order = f"({distance}) + 0.0" if exact else distance
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT s.id FROM ({self.sql}) AS s WHERE s.embedding IS NOT NULL ORDER BY {order} LIMIT %s",
+                [*self.params, vector_text(vector), k],
+            )
+            return [pk for (pk,) in cursor.fetchall()]
+
+
+def searched(base) -> Searched:
+    """``base`` (a Memory queryset) compiled once; a :class:`Searched` is returned as it is."""
+    if isinstance(base, Searched):
+        return base
+    sql, params = base.order_by().values("id", "search_vector", "embedding").query.sql_with_params()
+    return Searched(sql, tuple(params))
 
 
 def lexical_candidates(queryset, query: str, k: int, *, filtered_rows: int | None = None) -> list[tuple]:
@@ -281,15 +327,14 @@ def lexical_candidates(queryset, query: str, k: int, *, filtered_rows: int | Non
     lexemes = _query_lexemes(query)
     if not lexemes:
         return []
+    base = searched(queryset)
     budget = setting("LEXICAL_SCAN_ROWS")
     frequencies = document_frequencies(lexemes)
     corpus_size, average = corpus_stats()
     k1, b = setting("BM25_K1"), setting("BM25_B")
     bounded = sum(frequencies.values()) > budget and (filtered_rows is None or filtered_rows > budget)
     if not bounded:
-        matches_sql, matches_params = (
-            _matching(queryset, tsquery_any(lexemes)).values("id", "search_vector").query.sql_with_params()
-        )
+        matches_sql, matches_params = base.matching(tsquery_any(lexemes))
         sql = LEXICAL_SQL.format(matches=matches_sql, bm25=BM25_SQL)
         params = [lexemes, *matches_params, lexemes, float(max(corpus_size, 1)), k1, k1, b, b, average, k]
     else:
@@ -302,16 +347,8 @@ def lexical_candidates(queryset, query: str, k: int, *, filtered_rows: int | Non
                 break
             rarest.append(lexeme)
             held += frequencies[lexeme]
-        every_sql, every_params = (
-            _matching(queryset, tsquery_all(present))
-            .values("id", "search_vector")[:budget]
-            .query.sql_with_params()
-        )
-        rarest_sql, rarest_params = (
-            _matching(queryset, tsquery_any(rarest))
-            .values("id", "search_vector")[:budget]
-            .query.sql_with_params()
-        )
+        every_sql, every_params = base.matching(tsquery_all(present), limit=budget)
+        rarest_sql, rarest_params = base.matching(tsquery_any(rarest), limit=budget)
         sql = BOUNDED_LEXICAL_SQL.format(every_word=every_sql, rarest_words=rarest_sql, bm25=BM25_SQL)
         params = [lexemes, idf, *every_params, *rarest_params, lexemes, k1, k1, b, b, average, k]
     with connection.cursor() as cursor, _bitmap_scans_only(cursor) if bounded else nullcontext():
@@ -350,10 +387,11 @@ def _bitmap_scans_only(cursor):
 
 
 def estimated_rows(queryset) -> int:
-    """The planner's estimate of how many rows ``queryset`` holds (no row is read)."""
-    sql, params = queryset.order_by().values("pk").query.sql_with_params()
+    """The planner's estimate of how many rows ``queryset`` (or a :class:`Searched`) holds (no row
+    is read)."""
+    base = searched(queryset)
     with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN (FORMAT JSON) " + sql, params)
+        cursor.execute(f"EXPLAIN (FORMAT JSON) SELECT s.id FROM ({base.sql}) AS s", base.params)
         plan = cursor.fetchone()[0]
     if isinstance(plan, str):
         plan = json.loads(plan)
@@ -373,6 +411,7 @@ def vector_candidates(
     an exact scan after all if it still yields fewer than n. ``widest``: the index at
     HNSW_EF_SEARCH_MAX whatever the filter (:func:`rescued_vector_candidates`). Call inside a
     transaction (ef_search is set for it)."""
+    base = searched(base)
     ef_search = setting("HNSW_EF_SEARCH_MAX") if widest else max(n, setting("HNSW_EF_SEARCH"))
     plan = "hnsw"
     if filtered:
@@ -386,10 +425,10 @@ def vector_candidates(
     if plan == "hnsw":
         with connection.cursor() as cursor:
             cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(ef_search)])
-    ids = list(base.nearest(vector, n, exact=plan == "exact").values_list("pk", flat=True))
+    ids = base.nearest(vector, n, exact=plan == "exact")
     if filtered and plan == "hnsw" and len(ids) < n:
         plan = "hnsw, then exact"
-        ids = list(base.nearest(vector, n, exact=True).values_list("pk", flat=True))
+        ids = base.nearest(vector, n, exact=True)
     return ids, plan
 
 
@@ -431,9 +470,9 @@ def rescued_vector_candidates(
     )
     plan = "hnsw, widened, then exact" if widened.endswith("exact") else "hnsw, widened"
     rows.update(scored_rows([pk for pk in vector_ids if pk not in rows], vector))
-    searched = corpus_stats()[0] if filtered_rows is None else filtered_rows
-    if stranded(vector_ids) and searched <= setting("VECTOR_EXACT_MAX_ROWS"):
-        vector_ids = list(base.nearest(vector, n, exact=True).values_list("pk", flat=True))
+    searched_rows = corpus_stats()[0] if filtered_rows is None else filtered_rows
+    if stranded(vector_ids) and searched_rows <= setting("VECTOR_EXACT_MAX_ROWS"):
+        vector_ids = searched(base).nearest(vector, n, exact=True)
         plan = "hnsw, widened, then exact"
         rows.update(scored_rows([pk for pk in vector_ids if pk not in rows], vector))
     logger.info("search: the HNSW scan was stranded; plan %r", plan)
@@ -597,7 +636,7 @@ def scored_rows(ids: list, vector) -> dict:
         f"WHERE {quote(Memory._meta.pk.column)} = ANY(%s)"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [VectorField().get_prep_value(vector), ids])
+        cursor.execute(sql, [vector_text(vector), ids])
         return {row[0]: (ScoredRow(*row[:-1]), row[-1]) for row in cursor.fetchall()}
 
 
@@ -611,13 +650,14 @@ def gather_candidates(
     # The query is embedded on another thread (with concurrent requests' queries) while the database
     # ranks it lexically.
     pending_vector = embeddings.submit_query(query)
+    base = searched(base)
     with transaction.atomic():
         filtered_rows = estimated_rows(base) if exact else None
         lexical = (
             lexical_candidates(base, query, n, filtered_rows=filtered_rows) if "lexical" in lists else []
         )
         lexical_ids = [pk for pk, _, _ in lexical]
-        vector = pending_vector.result()
+        vector = vector_text(pending_vector.result())
         vector_ids, plan = (
             vector_candidates(base, vector, n, filtered=exact, rows=filtered_rows)
             if "vector" in lists

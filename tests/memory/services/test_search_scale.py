@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from memory import embeddings
 from memory.models import Memory
@@ -285,3 +286,33 @@ def test_a_healthy_index_scan_is_not_run_again(db, settings):
 
     assert outcome.vector_plan == "hnsw"
     assert {hit.memory.pk for hit in outcome.results} == {worded.pk, meant.pk}
+
+
+def test_a_compiled_search_base_finds_what_its_queryset_finds(db):
+    """Search compiles its queryset once (search.Searched) and writes each candidate statement
+    around it: the same memories, in the same order, as the queryset's own statements, and the
+    plain vector ordering still served by the HNSW index."""
+    deploy_corpus()
+    store("The billing service pins psycopg to 3.2 for the deploy image.", memory_type="decision")
+    store("Never run the deploy script from a laptop.", memory_type="decision")
+    vector = embeddings.encode_one("how is the deploy run?")
+    bases = [Memory.objects.servable(), Memory.objects.servable().filter(memory_type="decision")]
+    with transaction.atomic():
+        for base in bases:
+            compiled = search.searched(base)
+            for exact in (False, True):
+                expected = list(base.nearest(vector, 5, exact=exact).values_list("pk", flat=True))
+                assert compiled.nearest(vector, 5, exact=exact) == expected
+            matching_sql, params = compiled.matching(search.tsquery_any(["deploy"]))
+            with connection.cursor() as cursor:
+                cursor.execute(matching_sql, params)
+                found = {pk for pk, _ in cursor.fetchall()}
+            assert found == set(base.filter(content__icontains="deploy").values_list("pk", flat=True))
+            assert search.estimated_rows(compiled) == search.estimated_rows(base)
+        index_scans_only()
+        with CaptureQueriesContext(connection) as captured:
+            search.searched(bases[0]).nearest(vector, 5)
+        with connection.cursor() as cursor:
+            cursor.execute("EXPLAIN " + captured.captured_queries[-1]["sql"])
+            plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "memory_embedding_hnsw" in plan
