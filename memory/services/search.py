@@ -268,9 +268,9 @@ class Searched:
     """The memories a search looks in, a queryset compiled to SQL once (``SELECT id,
     search_vector, embedding FROM … WHERE …``): each candidate statement (the lexical scans, the
     vector scan, the planner's estimate) is written around it. PostgreSQL pulls such a plain
-    subquery up into the statement, so the plans are those of the queryset's own filters; compiling
-    the queryset again for each statement cost about 1 ms of a search's Python time (README
-    "Benchmarks", stop 28)."""
+    subquery up into the statement, so the plans are those of the queryset's own filters. Compiling
+    the queryset again for each statement (and converting the vector twice) cost ~2 ms of a
+    search's Python time (README "Benchmarks", stop 28)."""
 
     sql: str
     params: tuple
