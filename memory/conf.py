@@ -24,7 +24,7 @@ def setting(name: str) -> Any:
 
 
 @receiver(setting_changed)
-def _reload(*, setting: str, **kwargs) -> None:
+def _reload(**kwargs) -> None:
     global _values
-    if setting == "MEMORY_LANE":
+    if kwargs["setting"] == "MEMORY_LANE":
         _values = None

@@ -48,14 +48,14 @@ def normalize_text(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).lower().split())
 
 
-# Both are asked of the same texts again and again (a batch compares each item with every earlier
-# one): cached per text.
-@lru_cache(maxsize=4096)
+# Both are asked of the same texts again and again (a batch of at most MAX_BATCH compares each item
+# with every earlier one): cached per text, a bounded number of texts of at most MAX_CONTENT_CHARS.
+@lru_cache(maxsize=1024)
 def content_hash(text: str) -> str:
     return hashlib.sha256(normalize_text(text).encode()).hexdigest()
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)
 def token_set(text: str) -> frozenset[str]:
     return frozenset(WORD_RE.findall(normalize_text(text)))
 
