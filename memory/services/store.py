@@ -370,11 +370,15 @@ def _decide(plans: list[_Plan], vectors, *, dedupe: bool) -> None:
             )
             neighbours.update(zip(indexes, found, strict=True))
 
-    # Each item as the later items of this list compare with it, built once.
-    in_batch = [
-        Side(p.prepared.content, p.prepared.category, entity_scope(p.entities), position)
-        for position, p in enumerate(plans)
-    ]
+    # Each item as the later items of this list compare with it, built once (deduplication only).
+    in_batch = (
+        [
+            Side(p.prepared.content, p.prepared.category, entity_scope(p.entities), position)
+            for position, p in enumerate(plans)
+        ]
+        if dedupe
+        else []
+    )
     matrix = np.asarray(vectors, dtype=np.float32)
     superseded: set = set()
     for index, plan in enumerate(plans):
