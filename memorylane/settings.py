@@ -51,17 +51,6 @@ def parse_database_url(url: str) -> dict:
     # at most DATABASE_POOL_SIZE connections between a process's threads instead.
     if pool_size := envint("DATABASE_POOL_SIZE", "0"):
         query["pool"] = {"min_size": 1, "max_size": pool_size, "timeout": 30}
-    # A statement a kept connection has run DATABASE_PREPARE_THRESHOLD times (a search's dozen run
-    # on every search) is prepared on the server: PostgreSQL then no longer parses and analyses it
-    # each time (README "Benchmarks", stop 29). It is still planned for each run's own values
-    # (plan_cache_mode): a generic plan would have to guess how rare a query's words are. 0: off,
-    # for a pooler in transaction mode (pgbouncer), which cannot keep prepared statements.
-    if (prepare_threshold := envint("DATABASE_PREPARE_THRESHOLD", "5")) < 0:
-        raise ImproperlyConfigured("DATABASE_PREPARE_THRESHOLD must be 0 (off) or more")
-    if prepare_threshold:
-        query["server_side_binding"] = True
-        query["prepare_threshold"] = prepare_threshold
-        query["options"] = f"{query.get('options', '')} -c plan_cache_mode=force_custom_plan".strip()
     return {
         "ENGINE": "django.db.backends.postgresql",
         "NAME": unquote(parsed.path.lstrip("/")) or "postgres",

@@ -316,30 +316,3 @@ def test_a_compiled_search_base_finds_what_its_queryset_finds(db):
             cursor.execute("EXPLAIN " + captured.captured_queries[-1]["sql"])
             plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "memory_embedding_hnsw" in plan
-
-
-def test_a_search_repeated_on_one_connection_runs_prepared_and_finds_the_same(db):
-    """A kept connection prepares the statements it runs again and again (DATABASE_PREPARE_THRESHOLD):
-    after a few searches the lexical and vector statements run prepared, for other questions too, and
-    each search finds what it found before they were."""
-    threshold = connection.settings_dict["OPTIONS"].get("prepare_threshold")
-    if not threshold:
-        pytest.skip("DATABASE_PREPARE_THRESHOLD=0: nothing is prepared")
-    deploy_corpus()
-    store("Never run the deploy script from a laptop.", memory_type="decision")
-    questions = ["how is the deploy run?", "where does the deploy script get its kubeconfig?"]
-
-    def ids(question: str) -> list:
-        outcome = memory_search(query=question, limit=5, record=False)
-        return [hit.memory.pk for hit in outcome.results]
-
-    first = {question: ids(question) for question in questions}
-    for _ in range(threshold):
-        for question in questions:
-            assert ids(question) == first[question]
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT statement FROM pg_prepared_statements")
-        prepared = [row[0] for row in cursor.fetchall()]
-    assert any("idf" in sql for sql in prepared)  # the lexical statement
-    assert any("<=>" in sql and "LIMIT" in sql for sql in prepared)  # the vector list
-    assert all(first[question] for question in questions)
