@@ -89,12 +89,9 @@ def with_entity_slugs(memories: list[Memory]) -> list[Memory]:
     """Give each memory its ``entity_slugs`` (MemorySerializer's entities) from one query of two
     columns: for a search's results, prefetching the mention and entity rows cost more than the
     rest of their serialization."""
-    slugs: dict = {memory.pk: set() for memory in memories}
-    mentions = EntityMention.objects.filter(memory__in=list(slugs), resolved=True, entity__isnull=False)
-    for memory_id, slug in mentions.values_list("memory_id", "entity__slug"):
-        slugs[memory_id].add(slug)
+    slugs = entity_service.entity_slugs_of([memory.pk for memory in memories])
     for memory in memories:
-        memory.entity_slugs = sorted(slugs[memory.pk])
+        memory.entity_slugs = slugs[memory.pk]
     return memories
 
 

@@ -62,13 +62,14 @@ def row_reader(
     model: type[models.Model],
     related: tuple[tuple[str, tuple[str, ...] | None], ...] = (),
     *,
-    key: str = "pk",
+    key: str | tuple[str, ...] = "pk",
     many: bool = False,
     left_out: tuple[str, ...] = (),
 ) -> RowReader:
     """A reader of ``model``'s rows whose ``key`` field equals the one parameter (``many``: is any
-    of a list of them), every column but ``left_out``, and for each ``(foreign key, fields)`` of
-    ``related`` that related row's primary key and ``fields`` (None: all its columns)."""
+    of a list of them; a tuple of fields: each equals its own parameter, in that order), every column
+    but ``left_out``, and for each ``(foreign key, fields)`` of ``related`` that related row's primary
+    key and ``fields`` (None: all its columns)."""
     quote = connection.ops.quote_name
     selected = [("m", model, [f for f in model._meta.concrete_fields if f.name not in left_out])]
     joins = []
@@ -94,9 +95,14 @@ def row_reader(
             for convert in connection.ops.get_db_converters(f.cached_col) + f.get_db_converters(connection)
         )
         parts.append(_Part(part_model, frozenset(f.attname for f in fields), len(fields), converters))
-    key_column = quote(model._meta.get_field(key).column if key != "pk" else model._meta.pk.column)
+    keys = (key,) if isinstance(key, str) else key
+    if many and len(keys) != 1:
+        raise ValueError("many reads by one key field")
+    key_columns = [
+        quote(model._meta.pk.column if k == "pk" else model._meta.get_field(k).column) for k in keys
+    ]
     sql = (
-        f"SELECT {', '.join(columns)} FROM {quote(model._meta.db_table)} m {' '.join(joins)} "
-        f"WHERE m.{key_column} = {'ANY(%s)' if many else '%s'}"
+        f"SELECT {', '.join(columns)} FROM {quote(model._meta.db_table)} m {' '.join(joins)} WHERE "
+        + " AND ".join(f"m.{column} = {'ANY(%s)' if many else '%s'}" for column in key_columns)
     )
     return RowReader(sql, tuple(parts), tuple(name for name, _ in related))

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Max
 from django.db.models.signals import post_delete, post_save
 
@@ -258,6 +258,28 @@ def name_index() -> NameIndex:
             index = NameIndex.build(Entity.objects.canonical(), max_id)
             _name_index = index
     return index
+
+
+def entity_slugs_of(memory_ids: list) -> dict:
+    """``{memory id: sorted slugs}`` of the entities the memories ``memory_ids`` mention (resolved
+    mentions only), every id present. One hand-written statement: a search's results look them up
+    on every request, and through the ORM that cost ~0.8 ms of Python (README "Benchmarks", stop 29)."""
+    slugs: dict = {pk: set() for pk in memory_ids}
+    if slugs:
+        quote = connection.ops.quote_name
+        mention, entity = EntityMention._meta, Entity._meta
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT m.{quote(mention.get_field('memory').column)}, e.{quote(entity.get_field('slug').column)} "
+                f"FROM {quote(mention.db_table)} m JOIN {quote(entity.db_table)} e "
+                f"ON e.{quote(entity.pk.column)} = m.{quote(mention.get_field('entity').column)} "
+                f"WHERE m.{quote(mention.get_field('memory').column)} = ANY(%s) "
+                f"AND m.{quote(mention.get_field('resolved').column)}",
+                [list(slugs)],
+            )
+            for memory_id, slug in cursor.fetchall():
+                slugs[memory_id].add(slug)
+    return {pk: sorted(found) for pk, found in slugs.items()}
 
 
 def invalidate_name_index(**kwargs) -> None:

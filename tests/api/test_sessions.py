@@ -92,3 +92,18 @@ def test_sessions_belong_to_their_user(api):
     assert api["curator"].get("/api/v1/sessions/private").status_code == 404
     assert api["member"].get("/api/v1/sessions/private").json()["session_id"] == "private"
     assert api["member"].post("/api/v1/sessions/nobody/end", {}, format="json").status_code == 404
+
+
+def test_a_session_is_found_by_our_id_or_the_agent_s_and_only_by_its_user(api):
+    ours = api["member"].post(
+        "/api/v1/sessions", {"session_id": "cc-7", "agent": "claude-code"}, format="json"
+    )
+    session_id = ours.json()["id"]
+    for reference in (session_id, "cc-7"):
+        found = api["member"].get(f"/api/v1/sessions/{reference}")
+        assert found.status_code == 200 and found.json()["id"] == session_id
+    # Another user naming our id gets a session of their own (an agent's id can be any text).
+    theirs = api["curator"].post("/api/v1/sessions", {"session_id": session_id}, format="json")
+    assert theirs.status_code == 201 and theirs.json()["id"] != session_id
+    assert Session.objects.get(pk=theirs.json()["id"]).external_id == session_id
+    assert api["curator"].get("/api/v1/sessions/cc-7").status_code == 404

@@ -199,6 +199,22 @@ def test_retrieval_is_counted_and_recalled_for_a_session_without_changing_scores
     assert (recall.memory, recall.rank) == (memory, 1)
 
 
+def test_a_memory_shown_again_to_a_session_is_recalled_once_as_last_shown(db, member):
+    flags = store("Feature flags on mobile roll out by percentage.")
+    rollout = store("Mobile releases roll out to 10% of users first.")
+    session = Session.objects.create(external_id="s-2", user=member)
+    first = timezone.now()
+    later = first + timedelta(hours=1)
+    shown = memory_search(query="mobile feature flag rollout", session=session, now=first).results
+    memory_search(query="mobile feature flag rollout", session=session, now=later)
+    recalls = {recall.memory_id: recall for recall in Recall.objects.filter(session=session)}
+    assert set(recalls) == {flags.pk, rollout.pk}
+    for rank, hit in enumerate(shown, start=1):
+        recall = recalls[hit.memory.pk]
+        assert (recall.rank, recall.surfaced_at) == (rank, later)
+        assert recall.score == pytest.approx(hit.score)
+
+
 @pytest.mark.django_db(transaction=True)
 def test_counting_retrievals_never_deadlocks_with_a_session_end_rating_the_same_memories():
     """Under load a search's count of what it showed deadlocked with a session's end rating those
