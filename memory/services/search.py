@@ -588,9 +588,15 @@ def with_whole_rows(hits: list[SearchHit]) -> list[SearchHit]:
     time under load (README "Benchmarks", stop 27)."""
     if not hits:
         return []
-    reader = row_reader(Memory, RESULT_RELATED_FIELDS, many=True, left_out=RESULT_LEFT_OUT)
-    whole = {memory.pk: memory for memory in reader.read([[hit.memory.pk for hit in hits]])}
+    whole = memories_as_shown([hit.memory.pk for hit in hits])
     return [SearchHit(whole[hit.memory.pk], hit.score, hit.explain) for hit in hits if hit.memory.pk in whole]
+
+
+def memories_as_shown(ids: list) -> dict:
+    """``{id: memory}`` for the memories ``ids`` as a result shows them (:func:`with_whole_rows`),
+    read by one statement; a memory deleted meanwhile is missing."""
+    reader = row_reader(Memory, RESULT_RELATED_FIELDS, many=True, left_out=RESULT_LEFT_OUT)
+    return {memory.pk: memory for memory in reader.read([list(ids)])}
 
 
 @dataclass(frozen=True, slots=True)

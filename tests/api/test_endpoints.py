@@ -72,10 +72,21 @@ def test_a_batch_returns_one_result_per_item(api):
         {"content": f"Service {name} listens on port {port}."}
         for name, port in [("ledger", 7001), ("gateway", 7002)]
     ]
+    items[1]["entities"] = ["project:gateway"]
     items.append(items[0])
+    for item in items:
+        item["session_id"] = "cc-batch"
     response = api["member"].post("/api/v1/observations/batch", {"items": items}, format="json")
-    assert response.status_code == 201
-    assert [r["operation"] for r in response.json()["results"]] == ["ADD", "ADD", "NOOP"]
+    assert response.status_code == 201, response.json()
+    results = response.json()["results"]
+    assert [r["operation"] for r in results] == ["ADD", "ADD", "NOOP"]
+    assert results[2]["memory"] == results[0]["memory"]
+    # Each memory as stored, as a read of it shows it: author, session, entities.
+    for result in results:
+        memory = result["memory"]
+        assert memory == api["member"].get(f"/api/v1/observations/{memory['id']}").json()
+        assert memory["author"] == "member" and memory["session_id"]
+    assert results[1]["memory"]["entities"] == ["project:gateway"]
 
 
 def test_search_returns_scores_and_explanations_and_records_the_session(api, member):
