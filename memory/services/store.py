@@ -303,7 +303,7 @@ def _with_resolved_mentions(ids: list) -> dict:
     for memory in memories.values():
         memory.resolved_mentions = []
     for mention in row_reader(EntityMention, (("entity", None),), key="memory", many=True).read([ids]):
-        if mention.resolved and mention.entity is not None:
+        if mention.resolved and mention.entity is not None and mention.memory_id in memories:
             memories[mention.memory_id].resolved_mentions.append(mention)
     return memories
 
