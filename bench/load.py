@@ -271,9 +271,10 @@ def start_server(port: int) -> Host:
     raise SystemExit("the server did not become healthy in 240 s")
 
 
-def tree_cpu_seconds(pid: int) -> float:
+def tree_cpu_seconds(pid: int, *, by_role: dict[str, float] | None = None) -> float:
     """User and system CPU seconds of process ``pid`` and all its descendants, including those that
-    have exited (their time is in their parent's children counters once reaped)."""
+    have exited (their time is in their parent's children counters once reaped). With ``by_role``,
+    each process's own seconds are also added there under its role (:func:`role_of`)."""
     try:
         root = psutil.Process(pid)
         processes = [root, *root.children(recursive=True)]
@@ -283,16 +284,45 @@ def tree_cpu_seconds(pid: int) -> float:
     for process in processes:
         with contextlib.suppress(psutil.NoSuchProcess):
             times = process.cpu_times()
-            total += times.user + times.system + times.children_user + times.children_system
+            own = times.user + times.system + times.children_user + times.children_system
+            total += own
+            if by_role is not None:
+                role = role_of(process, root.pid)
+                by_role[role] = by_role.get(role, 0.0) + own
     return total
 
 
+def role_of(process: psutil.Process, root: int) -> str:
+    """Which of the runner's parts a process is, by its command line or its nearest ancestor's below
+    the runner (uvicorn's and celery's own children are started without naming themselves): web,
+    worker, beat or runner."""
+    while process is not None and process.pid != root:
+        if (role := role_of_command(process.cmdline())) != "runner":
+            return role
+        process = process.parent()
+    return "runner"
+
+
+def role_of_command(command: list[str]) -> str:
+    words = set(command)
+    if "uvicorn" in words:
+        return "web"
+    if "worker" in words:
+        return "worker"
+    if "beat" in words:
+        return "beat"
+    return "runner"
+
+
 def server_cpu_seconds(server: Host) -> dict[str, float]:
-    """CPU seconds so far of the runner's processes and, when it runs here, of the embedded
-    PostgreSQL (a ``DATABASE_URL`` server is not counted)."""
+    """CPU seconds so far of the runner's processes (in all, and as ``web``, ``worker``, ``beat``
+    and ``runner``) and, when it runs here, of the embedded PostgreSQL (a ``DATABASE_URL`` server is
+    not counted)."""
     from memorylane import embedded
 
-    seconds = {"server": tree_cpu_seconds(server.process.pid)}
+    roles: dict[str, float] = {}
+    seconds = {"server": tree_cpu_seconds(server.process.pid, by_role=roles)}
+    seconds.update({role: roles.get(role, 0.0) for role in ("web", "worker", "beat", "runner")})
     lines = embedded.postmaster_lines() if not os.environ.get("DATABASE_URL") else []
     if lines and lines[0].strip().isdigit():
         seconds["database"] = tree_cpu_seconds(int(lines[0]))
@@ -392,7 +422,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     if cpu := report.get("cpu_ms_per_request"):
         database = f", {cpu['database']} ms (PostgreSQL)" if "database" in cpu else ""
-        print(f"server CPU per request: {cpu['server']} ms (web, worker, beat){database}")
+        parts = ", ".join(
+            f"{role} {cpu[role]}" for role in ("web", "worker", "beat", "runner") if role in cpu
+        )
+        print(f"server CPU per request: {cpu['server']} ms ({parts}){database}")
     print(json.dumps(report))
     return 0
 

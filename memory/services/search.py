@@ -31,7 +31,8 @@ import threading
 import time
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
+from functools import cached_property
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -309,6 +310,32 @@ def searched(base) -> Searched:
     return Searched(sql, tuple(params))
 
 
+# Stand-ins for a search's values while its statement is compiled (servable_searched).
+_PLACEHOLDER_NOW = datetime(2000, 1, 1, 0, 0, 0, 271828, tzinfo=UTC)
+_servable_statements: dict[tuple, Searched] = {}
+
+
+def servable_searched(now: datetime, **filters: str) -> Searched:
+    """``Memory.objects.servable(now).filter(**filters)`` (equality on plain columns, such as
+    ``memory_type``) as a :class:`Searched`. Its statement depends only on which filters there are,
+    so it is compiled once per process for each set of names and only the values change: compiling
+    it for every search cost ~1.5 ms of Python (README "Benchmarks", stop 30)."""
+    shape = tuple(sorted(filters))
+    template = _servable_statements.get(shape)
+    if template is None:
+        placeholders = {name: f"\x00{name}" for name in shape}
+        template = searched(Memory.objects.servable(_PLACEHOLDER_NOW).filter(**placeholders))
+        _servable_statements[shape] = template
+    values = {_PLACEHOLDER_NOW: now, **{f"\x00{name}": value for name, value in filters.items()}}
+    return Searched(
+        template.sql,
+        tuple(
+            values.get(param, param) if isinstance(param, str | datetime) else param
+            for param in template.params
+        ),
+    )
+
+
 def lexical_candidates(queryset, query: str, k: int, *, filtered_rows: int | None = None) -> list[tuple]:
     """``(id, bm25, coverage)`` for the top ``k`` lexical matches of ``query``.
 
@@ -531,20 +558,22 @@ def memory_search(
     if resolution.unknown:
         return outcome  # a strict filter on an entity nobody has mentioned matches nothing
 
-    base = Memory.objects.servable(now)
-    if memory_type:
-        base = base.filter(memory_type=memory_type)
-    if category:
-        base = base.filter(category=category)
-    if priority:
-        base = base.filter(priority=priority)
+    plain = {
+        name: value
+        for name, value in (("memory_type", memory_type), ("category", category), ("priority", priority))
+        if value
+    }
     strict = bool(resolution.entities)
-    if strict:
-        base = base.mentioning(entity.pk for entity in resolution.entities)
-    if exclude_ids:
-        base = base.exclude(pk__in=exclude_ids)
-    if scope is not None:  # a caller's own restriction, e.g. a project's memories plus team-wide ones
-        base = base.filter(pk__in=scope.values("pk"))
+    if strict or exclude_ids or scope is not None:
+        base = Memory.objects.servable(now).filter(**plain)
+        if strict:
+            base = base.mentioning(entity.pk for entity in resolution.entities)
+        if exclude_ids:
+            base = base.exclude(pk__in=exclude_ids)
+        if scope is not None:  # a caller's own restriction, e.g. a project's memories plus team-wide ones
+            base = base.filter(pk__in=scope.values("pk"))
+    else:
+        base = servable_searched(now, **plain)
     filtered = strict or scope is not None or bool(memory_type or category or priority or exclude_ids)
 
     n = max(setting("SEARCH_CANDIDATES_MIN"), setting("SEARCH_CANDIDATES_PER_RESULT") * limit)
@@ -559,15 +588,22 @@ def memory_search(
     )
     outcome.detected_entities = detected.entities
     outcome.intent_types = boosted = intent_types(query) if mode == "full" else []
-    hits = []
     fusion = fusion_context(candidates, query)
+    rules = {"mode": mode, "boosted": boosted, "strict": strict, "now": now, "fusion": fusion}
+    # Every candidate is scored; only those shown are explained (building ~100 explanations cost more
+    # than the scores: README "Benchmarks", stop 30).
+    scored = []
     for candidate in candidates:
-        scored = score_candidate(candidate, mode=mode, boosted=boosted, strict=strict, now=now, fusion=fusion)
-        if scored is not None:
-            hits.append(SearchHit(candidate.memory, *scored))
+        score = score_candidate(candidate, **rules, explain=False)
+        if score is not None:
+            scored.append((score[0], str(candidate.memory.pk), candidate))
     # One ordering: a memory about an entity the question names is boosted, not put in a group above.
-    hits.sort(key=lambda hit: (-hit.score, str(hit.memory.pk)))
-    outcome.results = with_whole_rows(hits[:limit])
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    hits = [
+        SearchHit(candidate.memory, *score_candidate(candidate, **rules))
+        for _, _, candidate in scored[:limit]
+    ]
+    outcome.results = with_whole_rows(hits)
     if record and outcome.results:
         record_retrieval(outcome.results, session, now)
     return outcome
@@ -624,6 +660,7 @@ class Candidate:
 
 # What score_candidate reads of a memory (type weight, feedback, decay, maturity): ScoredRow's fields.
 SCORED_FIELDS = ("id", "memory_type", "feedback_score", "priority", "last_validated_at", "maturity")
+SCORED_TIMES = ("last_validated_at",)
 
 
 def scored_rows(ids: list, vector) -> dict:
@@ -635,15 +672,29 @@ def scored_rows(ids: list, vector) -> dict:
     if not ids:
         return {}
     quote = connection.ops.quote_name
-    columns = ", ".join(quote(Memory._meta.get_field(name).column) for name in SCORED_FIELDS)
+
+    def column(name: str) -> str:
+        # A time is read as seconds since the epoch: the driver's timestamp loader, in Python, cost
+        # more than the rest of the row (README "Benchmarks", stop 30).
+        quoted = quote(Memory._meta.get_field(name).column)
+        return f"extract(epoch FROM {quoted})::float8" if name in SCORED_TIMES else quoted
+
+    columns = ", ".join(column(name) for name in SCORED_FIELDS)
     embedding = quote(Memory._meta.get_field("embedding").column)
     sql = (
         f"SELECT {columns}, 1 - ({embedding} <=> %s::vector) FROM {quote(Memory._meta.db_table)} "
         f"WHERE {quote(Memory._meta.pk.column)} = ANY(%s)"
     )
+    times = [SCORED_FIELDS.index(name) for name in SCORED_TIMES]
     with connection.cursor() as cursor:
         cursor.execute(sql, [vector_text(vector), ids])
-        return {row[0]: (ScoredRow(*row[:-1]), row[-1]) for row in cursor.fetchall()}
+        rows = {}
+        for row in cursor.fetchall():
+            values = list(row[:-1])
+            for index in times:
+                values[index] = datetime.fromtimestamp(values[index], UTC)
+            rows[row[0]] = (ScoredRow(*values), row[-1])
+        return rows
 
 
 def gather_candidates(
@@ -719,9 +770,9 @@ class FusionContext:
     min_similarity: float = 0.0
     max_similarity: float = 1.0
 
-    @property
+    @cached_property
     def alpha(self) -> float:
-        """The weight of similarity for this query. ``adaptive``: FUSION_ALPHA_MIN when the query
+        """The weight of similarity for this query (worked out once per search). ``adaptive``: FUSION_ALPHA_MIN when the query
         names someone or something (a proper name, an identifier: exact words decide) that the
         memories' words know (the best match covers at least FUSION_NAME_MIN_COVERAGE of the
         question; a name no memory mentions gives the words nothing to decide with); otherwise
@@ -764,9 +815,11 @@ def fusion_context(candidates: list[Candidate], query: str = "") -> FusionContex
     )
 
 
-def fused_relevance(candidate: Candidate, fusion: FusionContext) -> tuple[float, dict]:
+def fused_relevance(
+    candidate: Candidate, fusion: FusionContext, *, explain: bool = True
+) -> tuple[float, dict | None]:
     """The base relevance of a candidate from its two signals, and the parts it was made of
-    (FUSION_METHOD, README "Ranking").
+    (FUSION_METHOD, README "Ranking"; None unless ``explain``).
 
     - ``adaptive`` / ``convex``: α × the similarity min-max normalised over the candidates +
       (1 − α) × the BM25 score divided by the best BM25 score of the candidates, α from
@@ -779,10 +832,11 @@ def fused_relevance(candidate: Candidate, fusion: FusionContext) -> tuple[float,
     if method == "rrf":
         k = setting("RRF_K")
         ranks = (candidate.vector_rank, candidate.lexical_rank)
-        return sum(1.0 / (k + rank) for rank in ranks if rank), {"method": method, "k": k}
+        relevance = sum(1.0 / (k + rank) for rank in ranks if rank)
+        return relevance, ({"method": method, "k": k} if explain else None)
     if method == "bonus":
         lexical = setting("LEXICAL_WEIGHT") * candidate.lexical_coverage ** setting("LEXICAL_COVERAGE_POWER")
-        return max(candidate.similarity, 0.0) + lexical, {"method": method}
+        return max(candidate.similarity, 0.0) + lexical, ({"method": method} if explain else None)
     if method == "absolute":
         alpha = setting("FUSION_ALPHA")
         semantic, lexical = max(candidate.similarity, 0.0), candidate.lexical_coverage
@@ -797,13 +851,15 @@ def fused_relevance(candidate: Candidate, fusion: FusionContext) -> tuple[float,
         )
         lexical = (candidate.lexical_score or 0.0) / fusion.max_lexical if fusion.max_lexical > 0 else 0.0
         alpha = fusion.alpha
-    parts = {
+    relevance = alpha * semantic + (1.0 - alpha) * lexical
+    if not explain:
+        return relevance, None
+    return relevance, {
         "method": method,
         "alpha": round(alpha, 4),
         "semantic": round(semantic, 4),
         "lexical": round(lexical, 4),
     }
-    return alpha * semantic + (1.0 - alpha) * lexical, parts
 
 
 def score_candidate(
@@ -814,21 +870,16 @@ def score_candidate(
     strict: bool,
     now: datetime,
     fusion: FusionContext | None = None,
-):
-    """``(score, explain)`` for one candidate, or None when it falls below the similarity floor.
+    explain: bool = True,
+) -> tuple[float, dict | None] | None:
+    """``(score, explanation)`` for one candidate, or None when it falls below the similarity floor;
+    the explanation is None unless ``explain``.
 
     The relevance fuses similarity and BM25 (:func:`fused_relevance`); in ``full`` mode it is
     multiplied by each factor raised to its RANKING_EXPONENTS entry, and by ENTITY_MATCH_BOOST for
     a memory about an entity the question names."""
     memory = candidate.memory
-    explain = {
-        "vector_rank": candidate.vector_rank,
-        "similarity": round(candidate.similarity, 4),
-        "lexical_rank": candidate.lexical_rank,
-        "lexical_score": round(candidate.lexical_score, 4) if candidate.lexical_score is not None else None,
-        "lexical_coverage": round(candidate.lexical_coverage, 4),
-        "entity_match": candidate.entity_match,
-    }
+    parts: dict = {}
     if mode == "vector":
         score = candidate.similarity
     elif mode == "fts":
@@ -839,8 +890,10 @@ def score_candidate(
             floor = setting("SIMILARITY_FLOOR_ENTITY") if entity_filtered else setting("SIMILARITY_FLOOR")
             if candidate.similarity < floor:
                 return None
-        score, explain["fusion"] = fused_relevance(candidate, fusion or fusion_context([candidate]))
-        explain["relevance"] = round(score, 6)
+        score, parts["fusion"] = fused_relevance(
+            candidate, fusion or fusion_context([candidate]), explain=explain
+        )
+        parts["relevance"] = score
         if mode == "full":
             factors = {
                 "type_weight": type_weight(memory.memory_type),
@@ -853,13 +906,31 @@ def score_candidate(
             applied = {name: value ** exponents[name] for name, value in factors.items()}
             if candidate.entity_match:
                 applied["entity_match"] = setting("ENTITY_MATCH_BOOST")
-            for name, value in factors.items():
-                explain[name] = round(value, 4)
             for value in applied.values():
                 score *= value
-            explain["applied"] = {name: round(value, 4) for name, value in applied.items()}
-    explain["score"] = round(score, 6)
-    return score, explain
+            parts["factors"], parts["applied"] = factors, applied
+    if not explain:
+        return score, None
+    return score, explanation(candidate, parts, score)
+
+
+def explanation(candidate: Candidate, parts: dict, score: float) -> dict:
+    """What a result's ``explain`` shows of how :func:`score_candidate` scored it, rounded."""
+    explained = {
+        "vector_rank": candidate.vector_rank,
+        "similarity": round(candidate.similarity, 4),
+        "lexical_rank": candidate.lexical_rank,
+        "lexical_score": round(candidate.lexical_score, 4) if candidate.lexical_score is not None else None,
+        "lexical_coverage": round(candidate.lexical_coverage, 4),
+        "entity_match": candidate.entity_match,
+    }
+    if "fusion" in parts:
+        explained["fusion"], explained["relevance"] = parts["fusion"], round(parts["relevance"], 6)
+    if "factors" in parts:
+        explained.update({name: round(value, 4) for name, value in parts["factors"].items()})
+        explained["applied"] = {name: round(value, 4) for name, value in parts["applied"].items()}
+    explained["score"] = round(score, 6)
+    return explained
 
 
 def record_retrieval(hits: list[SearchHit], session: Session | None, now: datetime) -> None:

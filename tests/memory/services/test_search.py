@@ -394,3 +394,51 @@ def test_results_carry_every_column_and_their_author_and_session_without_more_qu
     hits.append(SearchHit(Memory(pk=anonymous.pk), 0.5, {}))
     anonymous.delete()
     assert [hit.memory.pk for hit in search.with_whole_rows(hits)] == [authored.pk]
+
+
+def test_a_search_s_compiled_statement_takes_each_search_s_time_and_filters(db):
+    """The statement is compiled once per set of filters; each search's time and values go in."""
+    lasting = store("Deploys go out from the release branch on Tuesdays.", memory_type="decision")
+    expiring = store(
+        "Deploys are frozen while the auditors are here.", memory_type="decision", category="workflow"
+    )
+    now = timezone.now()
+    Memory.objects.filter(pk=expiring.pk).update(valid_until=now + timedelta(days=1))
+    cases = [
+        (now, {}),
+        (now + timedelta(days=2), {}),
+        (now, {"memory_type": "decision"}),
+        (now + timedelta(days=2), {"memory_type": "decision", "category": "workflow"}),
+        (now, {"memory_type": "correction", "priority": "critical"}),
+    ]
+    for at, filters in cases * 2:  # the second time round, each shape comes from the cache
+        compiled = search.servable_searched(at, **filters)
+        queryset = search.searched(Memory.objects.servable(at).filter(**filters))
+        assert (compiled.sql, compiled.params) == (queryset.sql, queryset.params)
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT s.id FROM ({compiled.sql}) AS s", compiled.params)
+            found = {pk for (pk,) in cursor.fetchall()}
+        assert found == set(Memory.objects.servable(at).filter(**filters).values_list("pk", flat=True))
+    assert {lasting.pk, expiring.pk} <= {pk for (pk,) in _rows(search.servable_searched(now))}
+    assert expiring.pk not in {pk for (pk,) in _rows(search.servable_searched(now + timedelta(days=2)))}
+
+
+def _rows(compiled) -> list:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT s.id FROM ({compiled.sql}) AS s", compiled.params)
+        return cursor.fetchall()
+
+
+def test_only_the_results_shown_are_explained_and_they_are_explained_as_scored(db):
+    for number in range(12):
+        store(f"Feature flag number {number} guards the billing export rollout.", memory_type="decision")
+    outcome = memory_search(query="which feature flag guards the billing export?", limit=5, record=False)
+    assert len(outcome.results) == 5
+    scores = [hit.score for hit in outcome.results]
+    assert scores == sorted(scores, reverse=True)
+    for hit in outcome.results:
+        assert hit.explain["score"] == round(hit.score, 6)
+        product = hit.explain["relevance"]
+        for value in hit.explain["applied"].values():
+            product *= value
+        assert product == pytest.approx(hit.score, rel=1e-3)
