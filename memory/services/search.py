@@ -594,9 +594,8 @@ def memory_search(
     # than the scores: README "Benchmarks", stop 30).
     scored = []
     for candidate in candidates:
-        score = score_candidate(candidate, **rules, explain=False)
-        if score is not None:
-            scored.append((score[0], str(candidate.memory.pk), candidate))
+        if (result := score_candidate(candidate, **rules, explain=False)) is not None:
+            scored.append((result[0], str(candidate.memory.pk), candidate))
     # One ordering: a memory about an entity the question names is boosted, not put in a group above.
     scored.sort(key=lambda item: (-item[0], item[1]))
     hits = [
