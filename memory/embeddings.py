@@ -18,7 +18,8 @@ import os
 import queue
 import threading
 import warnings
-from concurrent.futures import Future
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -329,6 +330,77 @@ _queries = QueryBatcher()
 def submit_query(text: str) -> Future:
     """Embed ``text`` on the query embedder (batched with concurrent callers); a Future of its vector."""
     return _queries.submit(text)
+
+
+class ChunkedEncoding:
+    """Texts embedded in chunks of EMBEDDING_PIPELINE_CHUNK on a background thread, in the order they
+    are added, while the caller goes on: a batch store prepares the next items and looks up the
+    nearest memories of the first chunks as the model embeds the rest (the model and the database
+    each keep a core busy; one after the other, each left the other core idle: README
+    "Benchmarks", stop 31). One thread per process serves every caller's chunks, in turn."""
+
+    def __init__(self) -> None:
+        self._size = max(1, setting("EMBEDDING_PIPELINE_CHUNK"))
+        self._waiting: list[str] = []
+        self._chunks: list[tuple[int, Future]] = []
+        self._added = 0
+
+    def add(self, text: str) -> None:
+        self._added += 1
+        self._waiting.append(text)
+        if len(self._waiting) >= self._size:
+            self._send()
+
+    def _send(self) -> None:
+        if self._waiting:
+            self._chunks.append((self._added - len(self._waiting), _pipeline().submit(encode, self._waiting)))
+            self._waiting = []
+
+    def chunks(self) -> Iterator[tuple[int, np.ndarray]]:
+        """Each chunk's first index and its vectors, in order, as the model finishes them."""
+        self._send()
+        for start, future in self._chunks:
+            yield start, future.result()
+
+    def array(self) -> np.ndarray:
+        """Every vector, in the order the texts were added (waits for the model)."""
+        import numpy as np
+
+        parts = [vectors for _, vectors in self.chunks()]
+        return np.concatenate(parts) if parts else encode([])
+
+    def cancel(self) -> None:
+        """Drop the chunks the model has not started (the caller failed and will not read them)."""
+        self._waiting = []
+        for _, future in self._chunks:
+            future.cancel()
+
+
+_pipelines: dict[int, ThreadPoolExecutor] = {}
+_pipelines_lock = threading.Lock()
+
+
+def _pipeline() -> ThreadPoolExecutor:
+    """This process's embedding thread for :class:`ChunkedEncoding` (a forked child makes its own)."""
+    pid = os.getpid()
+    if pid not in _pipelines:
+        with _pipelines_lock:
+            if pid not in _pipelines:
+                _pipelines[pid] = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chunk-embedder")
+    return _pipelines[pid]
+
+
+def vector_chunks(vectors) -> Iterator[tuple[int, np.ndarray]]:
+    """``(first index, vectors)`` of a :class:`ChunkedEncoding` as each chunk is ready, or of an array
+    at once."""
+    if isinstance(vectors, ChunkedEncoding):
+        yield from vectors.chunks()
+    else:
+        yield 0, vectors
+
+
+def vector_array(vectors) -> np.ndarray:
+    return vectors.array() if isinstance(vectors, ChunkedEncoding) else vectors
 
 
 def check() -> str:

@@ -318,6 +318,11 @@ MEMORY_LANE: dict = {
     # one thread: split across two, it cost 10–30% more CPU (README "Benchmarks", stop 27).
     "EMBEDDING_THREADS": envint("MEMORYLANE_EMBEDDING_THREADS", "0"),
     "EMBEDDING_PARALLEL_MIN_TEXTS": 16,
+    # A batch store embeds its items in chunks of this many on a background thread and looks up,
+    # decides and inserts each chunk while the model embeds the next (memory/embeddings.py
+    # ChunkedEncoding). Below EMBEDDING_PARALLEL_MIN_TEXTS a chunk runs on one onnxruntime thread: the
+    # model keeps one core, the database and the decisions the other (README "Benchmarks", stop 31).
+    "EMBEDDING_PIPELINE_CHUNK": 10,
     # §4.1 taxonomy
     "TYPE_WEIGHTS": {
         "correction": 1.0,

@@ -234,6 +234,7 @@ FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS q(vec, scope, idx)
 CROSS JOIN LATERAL (
     SELECT mem.id, mem.embedding FROM memory_memory mem
     WHERE mem.kind = %s AND mem.status = ANY(%s) AND mem.superseded_by_id IS NULL
+      AND mem.id <> ALL(%s::uuid[])
       AND NOT EXISTS (
         SELECT 1
         FROM jsonb_each(q.scope::jsonb) AS s(type, ids)
@@ -272,16 +273,24 @@ def _scope_json(entities) -> str:
 
 
 def scoped_neighbours(
-    kind: str, vectors, scopes: list, statuses: tuple[str, ...] = (Status.ACTIVE,)
+    kind: str, vectors, scopes: list, statuses: tuple[str, ...] = (Status.ACTIVE,), *, excluded=()
 ) -> list[list[tuple[Memory, float]]]:
     """For each vector, the closest memories of ``kind`` with a compatible scope (``scopes[i]``: the
-    new memory's entities) and their cosine similarity, each memory's entities prefetched."""
+    new memory's entities) and their cosine similarity, each memory's entities prefetched. The
+    memories ``excluded`` (ids) are left out."""
     texts = ["[" + ",".join(f"{x:.7g}" for x in vector) + "]" for vector in vectors]
     with connection.cursor() as cursor:
         cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(setting("HNSW_EF_SEARCH"))])
         cursor.execute(
             NEIGHBOURS_SQL,
-            [texts, [_scope_json(s) for s in scopes], kind, list(statuses), setting("UPSERT_NEIGHBOURS")],
+            [
+                texts,
+                [_scope_json(s) for s in scopes],
+                kind,
+                list(statuses),
+                [str(pk) for pk in excluded],
+                setting("UPSERT_NEIGHBOURS"),
+            ],
         )
         rows = cursor.fetchall()
     memories = _with_resolved_mentions(list({pk for _, pk, _ in rows}))
@@ -365,37 +374,62 @@ def _plans(prepared: list[PreparedMemory]) -> list[_Plan]:
     return plans
 
 
-def _decide(plans: list[_Plan], vectors, *, dedupe: bool) -> None:
-    """Set each plan's decision (DESIGN.md §4.3, memory/services/upsert.py): the same live text is
-    a NOOP; otherwise compare with the items before it in this list (only a NOOP counts there) and
-    with the nearest live memories of a compatible scope; only memories already stored can be
-    superseded, each at most once."""
+def _same_text(plans: list[_Plan]) -> dict[tuple[str, str], list[Memory]]:
+    """The live memories with the text of an item, by ``(kind, content hash)``."""
     same_text: dict[tuple[str, str], list[Memory]] = {}
     for kind in {p.prepared.kind for p in plans}:
         hashes = [p.prepared.content_hash for p in plans if p.prepared.kind == kind]
         for memory in _live(kind).filter(content_hash__in=hashes).prefetch_related(_resolved_mentions()):
             same_text.setdefault((kind, memory.content_hash), []).append(memory)
-    neighbours: dict[int, list[tuple[Memory, float]]] = {}
-    if dedupe:
-        for kind in {p.prepared.kind for p in plans}:
-            indexes = [i for i, p in enumerate(plans) if p.prepared.kind == kind]
-            found = scoped_neighbours(
-                kind, [vectors[i] for i in indexes], [plans[i].entities for i in indexes]
-            )
-            neighbours.update(zip(indexes, found, strict=True))
+    return same_text
 
-    # Each item as the later items of this list compare with it, built once (deduplication only).
+
+def _neighbours(plans: list[_Plan], part: range, vectors) -> dict[int, list[tuple[Memory, float]]]:
+    """The nearest live memories of a compatible scope of the items ``part`` (``vectors``: theirs),
+    by item index; the memories this batch created before them are left out (they are compared as
+    batch items, and only memories already stored can be superseded)."""
+    created = [plan.memory.pk for plan in plans[: part.start] if plan.memory is not None]
+    neighbours: dict[int, list[tuple[Memory, float]]] = {}
+    for kind in {plans[i].prepared.kind for i in part}:
+        indexes = [i for i in part if plans[i].prepared.kind == kind]
+        found = scoped_neighbours(
+            kind,
+            [vectors[i - part.start] for i in indexes],
+            [plans[i].entities for i in indexes],
+            excluded=created,
+        )
+        neighbours.update(zip(indexes, found, strict=True))
+    return neighbours
+
+
+def _decide(
+    plans: list[_Plan],
+    part: range,
+    vectors,
+    *,
+    dedupe: bool,
+    same_text: dict[tuple[str, str], list[Memory]],
+    neighbours: dict[int, list[tuple[Memory, float]]],
+    superseded: set,
+) -> None:
+    """Set the decision of each plan of ``part`` (DESIGN.md §4.3, memory/services/upsert.py): the
+    same live text is a NOOP; otherwise compare with the items before it in this list (only a NOOP
+    counts there) and with the nearest live memories of a compatible scope (``neighbours``,
+    :func:`_neighbours`); only memories already stored can be superseded, each at most once
+    (``superseded``: those taken by earlier items). ``vectors``: those of every item up to the end
+    of ``part``. Writes nothing."""
+    # Each item as the later items of this list compare with it (deduplication only).
     in_batch = (
         [
             Side(p.prepared.content, p.prepared.category, entity_scope(p.entities), position)
-            for position, p in enumerate(plans)
+            for position, p in enumerate(plans[: part.stop])
         ]
         if dedupe
         else []
     )
     matrix = np.asarray(vectors, dtype=np.float32)
-    superseded: set = set()
-    for index, plan in enumerate(plans):
+    for index in part:
+        plan = plans[index]
         item = plan.prepared
         side = plan.side()
         twin = next(
@@ -488,23 +522,43 @@ def _store_many(
     retry: bool = True,
 ) -> list[StoreResult]:
     """The upsert of DESIGN.md §4.3 for a list of items, in a handful of queries whatever its length:
-    resolve entities → decide (memory/services/upsert.py) → write. The caller holds the transaction."""
+    resolve entities → decide (memory/services/upsert.py) → write. The caller holds the transaction.
+    ``vectors``: an array, or a ChunkedEncoding the model may still be working on (what needs no
+    vector is done first)."""
     author = author if getattr(author, "pk", None) else None
     plans = _plans(prepared)
-    _decide(plans, vectors, dedupe=dedupe)
+    same_text = _same_text(plans)
     now = timezone.now()
-    new_plans = [plan for plan in plans if plan.operation != NOOP]
-    for index, plan in enumerate(plans):
-        if plan.operation != NOOP:
-            plan.memory = _new_memory(plan, vectors[index], author=author, session=session, now=now)
+    seen, superseded = [], set()
     try:
         with transaction.atomic():
-            Memory.objects.bulk_create([plan.memory for plan in new_plans])
+            # Chunk by chunk as the model delivers them: look up, decide, insert. The database works
+            # on one chunk while the model embeds the next (README "Benchmarks", stop 31).
+            for start, chunk in embeddings.vector_chunks(vectors):
+                part = range(start, start + len(chunk))
+                seen.extend(chunk)
+                neighbours = _neighbours(plans, part, chunk) if dedupe else {}
+                _decide(
+                    plans,
+                    part,
+                    seen,
+                    dedupe=dedupe,
+                    same_text=same_text,
+                    neighbours=neighbours,
+                    superseded=superseded,
+                )
+                for index in part:
+                    if plans[index].operation != NOOP:
+                        plans[index].memory = _new_memory(
+                            plans[index], seen[index], author=author, session=session, now=now
+                        )
+                Memory.objects.bulk_create([plans[i].memory for i in part if plans[i].memory is not None])
     except IntegrityError:
         if not retry:
             raise
         # A concurrent store of the same content won the race; decide again, item by item, now
         # that its row is visible.
+        vectors = embeddings.vector_array(vectors)
         return [
             _store_many(
                 [item], vectors[i : i + 1], author=author, session=session, dedupe=dedupe, retry=False
@@ -663,17 +717,31 @@ def memory_store_batch(
     ``vectors`` are the items' embeddings when the caller already has them (of the same text)."""
     if len(items) > setting("MAX_BATCH"):
         raise InvalidInput({"items": [f"At most {setting('MAX_BATCH')} memories per batch."]})
+    # The model embeds the items chunk by chunk while the next are prepared and the first chunks'
+    # neighbours looked up (embeddings.ChunkedEncoding).
+    pending = embeddings.ChunkedEncoding() if vectors is None else None
     prepared, errors = [], {}
-    for index, item in enumerate(items):
-        try:
-            prepared.append(prepare(**item))
-        except InvalidInput as exc:
-            errors.update({f"items[{index}].{name}": messages for name, messages in exc.fields.items()})
-    if errors:
-        raise InvalidInput(errors)
-    if not prepared:
-        return []
-    if vectors is None:
-        vectors = embeddings.encode([p.content for p in prepared])
-    with transaction.atomic():
-        return _store_many(prepared, vectors, author=author, session=session, dedupe=dedupe)
+    try:
+        for index, item in enumerate(items):
+            try:
+                prepared.append(prepare(**item))
+            except InvalidInput as exc:
+                errors.update({f"items[{index}].{name}": messages for name, messages in exc.fields.items()})
+            else:
+                if pending is not None and not errors:
+                    pending.add(prepared[-1].content)
+        if errors:
+            raise InvalidInput(errors)
+        if not prepared:
+            return []
+        with transaction.atomic():
+            return _store_many(
+                prepared,
+                vectors if pending is None else pending,
+                author=author,
+                session=session,
+                dedupe=dedupe,
+            )
+    finally:
+        if pending is not None:
+            pending.cancel()  # what the model has not started when the store failed before reading it

@@ -2,9 +2,11 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pytest
 from django.db import connection
 
+from memory import embeddings
 from memory.models import Entity, Memory, MemoryEvent
 from memory.services.errors import AmbiguousEntity, ContentTooLarge, InvalidInput
 from memory.services.search import memory_search
@@ -161,6 +163,66 @@ def test_a_batch_is_stored_whole_or_not_at_all(db):
         memory_store_batch([{"content": "A fine memory about queues"}, {"content": ""}])
     assert "items[1].content" in error.value.fields
     assert Memory.objects.count() == 3
+
+
+def test_a_batch_embedded_in_chunks_decides_across_chunks_as_one_call_would(db, settings):
+    # The model embeds a batch two items at a time while the store looks up each chunk's neighbours.
+    settings.MEMORY_LANE = {**settings.MEMORY_LANE, "EMBEDDING_PIPELINE_CHUNK": 2}
+    existing = memory_store(content="The staging database is reset every Sunday night at 02:00 UTC.")
+    items = [
+        {"content": "Service ledger listens on port 7001", "category": "architecture"},
+        {"content": "Deploys freeze on Fridays after 15:00 UTC", "category": "workflow"},
+        {"content": "The staging database is reset every Sunday night, at 02:00 UTC!"},
+        {"content": "Service ledger listens on port 7001!", "category": "architecture"},
+        {"content": "Deploys freeze on Fridays, after 15:00 UTC!", "category": "workflow"},
+    ]
+    results = memory_store_batch(items)
+    assert [r.operation for r in results] == [ADD, ADD, NOOP, NOOP, NOOP]
+    assert [r.memory.pk for r in results[2:]] == [
+        existing.memory.pk,
+        results[0].memory.pk,
+        results[1].memory.pk,
+    ]
+    assert Memory.objects.count() == 3
+    for result in results[:2]:
+        stored = np.asarray(Memory.objects.get(pk=result.memory.pk).embedding)
+        assert float(stored @ embeddings.encode_one(result.memory.content)) > 0.99999
+
+    # A changed fact in a later chunk supersedes a memory stored before the batch, never one this
+    # batch created in an earlier chunk (that one is compared as a batch item, and stays).
+    old = memory_store(content="The nightly export runs at 02:00 UTC", category="workflow")
+    later = memory_store_batch(
+        [
+            {"content": "Invoices are numbered per tenant", "category": "architecture"},
+            {"content": "The ledger rebuild runs at 04:00 UTC", "category": "workflow"},
+            {"content": "Webhooks retry five times", "category": "architecture"},
+            {"content": "The nightly export runs at 03:00 UTC", "category": "workflow"},
+            {"content": "The ledger rebuild runs at 05:00 UTC", "category": "workflow"},
+        ]
+    )
+    assert [r.operation for r in later] == [ADD, ADD, ADD, UPDATE, ADD]
+    old.memory.refresh_from_db()
+    assert old.memory.superseded_by_id == later[3].memory.pk
+    assert Memory.objects.filter(pk=later[1].memory.pk, superseded_by__isnull=True).exists()
+    assert Memory.objects.count() == 9
+
+    # An invalid item after chunks were sent to the model still stores nothing.
+    with pytest.raises(InvalidInput) as error:
+        memory_store_batch([*({"content": f"Queue {n} drains hourly"} for n in range(5)), {"content": ""}])
+    assert "items[5].content" in error.value.fields
+    assert Memory.objects.count() == 9
+
+
+def test_chunked_encoding_gives_each_text_its_own_vector_in_order(settings):
+    settings.MEMORY_LANE = {**settings.MEMORY_LANE, "EMBEDDING_PIPELINE_CHUNK": 3}
+    texts = [f"Note {n}: " + "the build cache is keyed by the lockfile " * (n % 3 + 1) for n in range(7)]
+    pending = embeddings.ChunkedEncoding()
+    for text in texts:
+        pending.add(text)
+    assert [(start, len(vectors)) for start, vectors in pending.chunks()] == [(0, 3), (3, 3), (6, 1)]
+    together = embeddings.encode(texts)
+    assert np.allclose(pending.array(), together, atol=1e-5)
+    assert embeddings.ChunkedEncoding().array().shape == (0, 384)
 
 
 @pytest.mark.django_db(transaction=True)
