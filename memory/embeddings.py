@@ -334,10 +334,10 @@ def submit_query(text: str) -> Future:
 
 class ChunkedEncoding:
     """Texts embedded in chunks of EMBEDDING_PIPELINE_CHUNK on a background thread, in the order they
-    are added, while the caller goes on: a batch store prepares the next items and looks up the
-    nearest memories of the first chunks as the model embeds the rest (the model and the database
-    each keep a core busy; one after the other, each left the other core idle: README
-    "Benchmarks", stop 31). One thread per process serves every caller's chunks, in turn."""
+    are added, while the caller goes on: a batch store prepares the next items, and looks up, decides
+    and inserts the first chunks, as the model embeds the rest (the model and the database each keep
+    a core busy; one after the other, each left the other core idle: README "Benchmarks", stop 31).
+    One thread per process serves every caller's chunks, in turn."""
 
     def __init__(self) -> None:
         self._size = max(1, setting("EMBEDDING_PIPELINE_CHUNK"))

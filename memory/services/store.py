@@ -717,8 +717,8 @@ def memory_store_batch(
     ``vectors`` are the items' embeddings when the caller already has them (of the same text)."""
     if len(items) > setting("MAX_BATCH"):
         raise InvalidInput({"items": [f"At most {setting('MAX_BATCH')} memories per batch."]})
-    # The model embeds the items chunk by chunk while the next are prepared and the first chunks'
-    # neighbours looked up (embeddings.ChunkedEncoding).
+    # The model embeds the items chunk by chunk while the next are prepared and the earlier chunks
+    # looked up, decided and inserted (embeddings.ChunkedEncoding, _store_many).
     pending = embeddings.ChunkedEncoding() if vectors is None else None
     prepared, errors = [], {}
     try:
