@@ -402,32 +402,31 @@ def _neighbours(plans: list[_Plan], part: range, vectors) -> dict[int, list[tupl
     return neighbours
 
 
+def _batch_sides(plans: list[_Plan]) -> list[Side]:
+    """Each item as the later items of its batch compare with it."""
+    return [
+        Side(p.prepared.content, p.prepared.category, entity_scope(p.entities), position)
+        for position, p in enumerate(plans)
+    ]
+
+
 def _decide(
     plans: list[_Plan],
     part: range,
-    vectors,
+    matrix: np.ndarray,
     *,
     dedupe: bool,
+    in_batch: list[Side],
     same_text: dict[tuple[str, str], list[Memory]],
     neighbours: dict[int, list[tuple[Memory, float]]],
     superseded: set,
 ) -> None:
     """Set the decision of each plan of ``part`` (DESIGN.md §4.3, memory/services/upsert.py): the
     same live text is a NOOP; otherwise compare with the items before it in this list (only a NOOP
-    counts there) and with the nearest live memories of a compatible scope (``neighbours``,
-    :func:`_neighbours`); only memories already stored can be superseded, each at most once
-    (``superseded``: those taken by earlier items). ``vectors``: those of every item up to the end
-    of ``part``. Writes nothing."""
-    # Each item as the later items of this list compare with it (deduplication only).
-    in_batch = (
-        [
-            Side(p.prepared.content, p.prepared.category, entity_scope(p.entities), position)
-            for position, p in enumerate(plans[: part.stop])
-        ]
-        if dedupe
-        else []
-    )
-    matrix = np.asarray(vectors, dtype=np.float32)
+    counts there; ``in_batch``: :func:`_batch_sides`, empty without deduplication) and with the
+    nearest live memories of a compatible scope (``neighbours``, :func:`_neighbours`); only memories
+    already stored can be superseded, each at most once (``superseded``: those taken by earlier
+    items). ``matrix``: the items' vectors, filled up to the end of ``part``. Writes nothing."""
     for index in part:
         plan = plans[index]
         item = plan.prepared
@@ -529,20 +528,23 @@ def _store_many(
     plans = _plans(prepared)
     same_text = _same_text(plans)
     now = timezone.now()
-    seen, superseded = [], set()
+    matrix = np.zeros((len(plans), setting("EMBEDDING_DIMENSIONS")), dtype=np.float32)
+    in_batch = _batch_sides(plans) if dedupe else []
+    superseded: set = set()
     try:
         with transaction.atomic():
             # Chunk by chunk as the model delivers them: look up, decide, insert. The database works
             # on one chunk while the model embeds the next (README "Benchmarks", stop 31).
             for start, chunk in embeddings.vector_chunks(vectors):
                 part = range(start, start + len(chunk))
-                seen.extend(chunk)
+                matrix[part.start : part.stop] = chunk
                 neighbours = _neighbours(plans, part, chunk) if dedupe else {}
                 _decide(
                     plans,
                     part,
-                    seen,
+                    matrix,
                     dedupe=dedupe,
+                    in_batch=in_batch,
                     same_text=same_text,
                     neighbours=neighbours,
                     superseded=superseded,
@@ -550,7 +552,7 @@ def _store_many(
                 for index in part:
                     if plans[index].operation != NOOP:
                         plans[index].memory = _new_memory(
-                            plans[index], seen[index], author=author, session=session, now=now
+                            plans[index], matrix[index], author=author, session=session, now=now
                         )
                 Memory.objects.bulk_create([plans[i].memory for i in part if plans[i].memory is not None])
     except IntegrityError:
