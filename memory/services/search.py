@@ -83,49 +83,73 @@ def intent_types(query: str) -> list[str]:
     return boosted
 
 
-# The BM25 scoring both lexical forms end with (``tf`` and ``idf`` defined by each).
-BM25_SQL = """ideal AS (SELECT sum(idf) AS total FROM idf)
-SELECT tf.id,
-       sum(idf.idf * tf.tf * (%s + 1) / (tf.tf + %s * (1 - %s + %s * tf.dl / %s))) AS score,
-       max(ideal.total) AS ideal
-FROM tf JOIN idf USING (lexeme) CROSS JOIN ideal
-GROUP BY tf.id
+# BM25 over the query's words. How often a memory holds a word (its term frequency, tf) is read from
+# ts_rank rather than by unnesting the memory's lexemes, which was more than half of the statement
+# (README "Benchmarks", stop 33): for a one-word tsquery with every weight 1, ts_rank gives
+# (1 + 1/2² + … + 1/tf²) ÷ (π²/6), and as the rest of that series is close to 1/(tf + ½),
+# tf = round(1 / ((π²/6) × (1 − rank)) − ½): exact from 1 to 255 (a test pins it), and a word held
+# more often than a tsvector counts (256 positions) reads as 255, as ts_rank sums in single precision.
+# Each query word's test takes the word's tsquery twice (:func:`_word_tsqueries`).
+TERM_COUNT_SQL = (
+    "CASE WHEN x.sv @@ %s::tsquery "
+    "THEN round(1 / (1.64493406685 - 1.64493406685 * ts_rank('{1,1,1,1}', x.sv, %s::tsquery, 0)) - 0.5) "
+    "ELSE 0 END"
+)
+# The query words' counts in each memory of ``matches`` (id, sv: its lexemes, dl: their number), and
+# BM25's length normalisation k1 × (1 − b + b × dl / average length).
+TERM_COUNTS_SQL = "tf AS (SELECT x.id, %s * (1 - %s + %s * x.dl / %s) AS norm, {counts} FROM matches x)"
+# The BM25 score, Σ idf × tf × (k1 + 1) / (tf + norm) over the query words, and what a memory
+# holding each of them once at the average length would score (the sum of their idf), for coverage.
+BM25_SQL = """
+SELECT tf.id, ({terms}) * %s AS score, idf.total AS ideal
+FROM tf CROSS JOIN idf
 ORDER BY score DESC, tf.id
-LIMIT %s
-"""
+LIMIT %s"""
+# Every memory holding a query word is scored, with document frequencies counted among them.
 LEXICAL_SQL = """
-WITH terms AS (SELECT unnest(%s::text[]) AS lexeme),
-matches AS (SELECT id, search_vector, length(search_vector)::float8 AS dl FROM ({matches}) AS q),
-tf AS (
-    -- Keep only the query's lexemes before unnesting (weight them A, filter on A): a memory has
-    -- dozens of lexemes and matches one or two.
-    SELECT x.id, x.dl, u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf
-    FROM matches x, unnest(ts_filter(setweight(x.search_vector, 'A', %s::text[]), '{{a}}')) AS u
+WITH matches AS (
+    SELECT q.id, q.search_vector AS sv, length(q.search_vector)::float8 AS dl FROM ({matches}) AS q
 ),
-df AS (SELECT lexeme, count(*)::float8 AS df FROM tf GROUP BY lexeme),
+{term_counts},
+df AS (SELECT ARRAY[{document_counts}]::float8[] AS df FROM tf),
 idf AS (
     -- The corpus size is cached per process (LEXICAL_STATS_SECONDS): after a burst of stores a word
     -- can be held by more memories than it counted, and the idf must not turn negative.
-    SELECT terms.lexeme,
-           ln(1 + (greatest(%s, coalesce(df.df, 0)) - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS idf
-    FROM terms LEFT JOIN df USING (lexeme)
-),
-{bm25}"""
+    SELECT array_agg(w ORDER BY i) AS w, sum(w) AS total
+    FROM (
+        SELECT i, ln(1 + (greatest(%s, d) - d + 0.5) / (d + 0.5)) AS w
+        FROM df, unnest(df.df) WITH ORDINALITY AS t(d, i)
+    ) AS words
+){bm25}"""
 # The bounded form, for queries whose words match more memories than LEXICAL_SCAN_ROWS: only the
 # memories of two LIMITed index scans are scored (those holding every query word, and those
 # holding the rarest ones), with corpus-wide document frequencies passed in. Both scans return the
 # rows' lexemes: joining back to the table for them cost a quarter of the query.
 BOUNDED_LEXICAL_SQL = """
-WITH idf AS (SELECT * FROM unnest(%s::text[], %s::float8[]) AS t(lexeme, idf)),
+WITH idf AS (SELECT %s::float8[] AS w, %s::float8 AS total),
 pool AS (({every_word}) UNION ALL ({rarest_words})),
 matches AS (
-    SELECT DISTINCT ON (id) id, search_vector, length(search_vector)::float8 AS dl FROM pool
+    SELECT DISTINCT ON (id) id, search_vector AS sv, length(search_vector)::float8 AS dl FROM pool
 ),
-tf AS (
-    SELECT x.id, x.dl, u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf
-    FROM matches x, unnest(ts_filter(setweight(x.search_vector, 'A', %s::text[]), '{{a}}')) AS u
-),
-{bm25}"""
+{term_counts}{bm25}"""
+
+
+def _bm25_sql(count: int) -> dict[str, str]:
+    """The parts of the lexical statements that depend on the number of query words."""
+    words = range(1, count + 1)
+    return {
+        "term_counts": TERM_COUNTS_SQL.format(counts=", ".join(f"{TERM_COUNT_SQL} AS tf{i}" for i in words)),
+        "document_counts": ", ".join(f"count(*) FILTER (WHERE tf{i} > 0)" for i in words),
+        "bm25": BM25_SQL.format(
+            terms=" + ".join(f"idf.w[{i}] * tf.tf{i} / (tf.tf{i} + tf.norm)" for i in words)
+        ),
+    }
+
+
+def _word_tsqueries(lexemes: list[str]) -> list[str]:
+    """TERM_COUNT_SQL's parameters for each (already normalized) lexeme: twice the text of a one-word
+    tsquery, read as it is (the ``::tsquery`` cast normalizes nothing)."""
+    return [_quoted(lexeme) for lexeme in lexemes for _ in range(2)]
 
 
 @dataclass
@@ -360,10 +384,12 @@ def lexical_candidates(queryset, query: str, k: int, *, filtered_rows: int | Non
     corpus_size, average = corpus_stats()
     k1, b = setting("BM25_K1"), setting("BM25_B")
     bounded = sum(frequencies.values()) > budget and (filtered_rows is None or filtered_rows > budget)
+    parts = _bm25_sql(len(lexemes))
+    term_counts = [k1, b, b, average, *_word_tsqueries(lexemes)]  # TERM_COUNTS_SQL's parameters
     if not bounded:
         matches_sql, matches_params = base.matching(tsquery_any(lexemes))
-        sql = LEXICAL_SQL.format(matches=matches_sql, bm25=BM25_SQL)
-        params = [lexemes, *matches_params, lexemes, float(max(corpus_size, 1)), k1, k1, b, b, average, k]
+        sql = LEXICAL_SQL.format(matches=matches_sql, **parts)
+        params = [*matches_params, *term_counts, float(max(corpus_size, 1)), k1 + 1, k]
     else:
         size = float(max(corpus_size, 1, *frequencies.values()))
         idf = [math.log(1 + (size - frequencies[lx] + 0.5) / (frequencies[lx] + 0.5)) for lx in lexemes]
@@ -376,12 +402,16 @@ def lexical_candidates(queryset, query: str, k: int, *, filtered_rows: int | Non
             held += frequencies[lexeme]
         every_sql, every_params = base.matching(tsquery_all(present), limit=budget)
         rarest_sql, rarest_params = base.matching(tsquery_any(rarest), limit=budget)
-        sql = BOUNDED_LEXICAL_SQL.format(every_word=every_sql, rarest_words=rarest_sql, bm25=BM25_SQL)
-        params = [lexemes, idf, *every_params, *rarest_params, lexemes, k1, k1, b, b, average, k]
+        sql = BOUNDED_LEXICAL_SQL.format(every_word=every_sql, rarest_words=rarest_sql, **parts)
+        params = [idf, math.fsum(idf), *every_params, *rarest_params, *term_counts, k1 + 1, k]
     with connection.cursor() as cursor, _bitmap_scans_only(cursor) if bounded else nullcontext():
         cursor.execute(sql, params)
+        # A memory the index matched that holds none of the words as they are (the pool's tsquery is
+        # parsed again, the term counts' is not) scores 0 and is no lexical match.
         return [
-            (pk, score, min(1.0, score / ideal) if ideal else 0.0) for pk, score, ideal in cursor.fetchall()
+            (pk, score, min(1.0, score / ideal) if ideal else 0.0)
+            for pk, score, ideal in cursor.fetchall()
+            if score > 0
         ]
 
 

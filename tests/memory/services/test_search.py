@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import math
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -75,6 +76,82 @@ def test_rare_terms_count_more_than_common_ones_in_lexical_ranking(db):
     outcome = memory_search(query="kubeconfig deploy", mode="fts", record=False)
     assert ids(outcome)[0] == rare.pk
     assert set(ids(outcome)) == {rare.pk, *(m.pk for m in common)}
+
+
+def reference_bm25(query: str, memories: list[Memory], settings) -> dict:
+    """BM25 as README "Ranking" states it, computed here: document frequencies among the matches, a
+    word's count in a memory from its positions, lengths in lexemes."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT array_agg(DISTINCT lexeme) FROM unnest(to_tsvector('english', %s))", [query])
+        words = cursor.fetchone()[0]
+        cursor.execute(
+            "SELECT m.id, w.lexeme, coalesce(array_length(w.positions, 1), 1) "
+            "FROM memory_memory m, unnest(m.search_vector) AS w WHERE m.status = 'active'"
+        )
+        held: dict = {}
+        for pk, lexeme, count in cursor.fetchall():
+            held.setdefault(pk, {})[lexeme] = count
+    k1, b = settings.MEMORY_LANE["BM25_K1"], settings.MEMORY_LANE["BM25_B"]
+    average = sum(len(lexemes) for lexemes in held.values()) / len(held)
+    matches = {pk: lexemes for pk, lexemes in held.items() if lexemes.keys() & set(words)}
+    idf = {}
+    for word in words:
+        df = sum(word in lexemes for lexemes in matches.values())
+        idf[word] = math.log(1 + (len(held) - df + 0.5) / (df + 0.5))
+    ideal = sum(idf.values())
+    scores = {}
+    for pk, lexemes in matches.items():
+        norm = k1 * (1 - b + b * len(lexemes) / average)
+        score = sum(idf[w] * lexemes[w] * (k1 + 1) / (lexemes[w] + norm) for w in words if w in lexemes)
+        scores[pk] = (score, min(1.0, score / ideal))
+    return scores
+
+
+def test_lexical_scores_are_bm25_over_the_query_words(db, settings):
+    memories = [
+        store("The deploy script deploys, then deploys again: deploy, deploy, deploy."),
+        store("The deploy script reads the kubeconfig from the vault before it starts."),
+        store("O'Brien's script at C:\\tools\\deploy.ps1 needs the 'vault' token and a kubeconfig."),
+        store("Paths like src/app/settings.py and user@example.com must survive the lexical query."),
+        store("Nothing here is about the question at all."),
+    ]
+    search.clear_corpus_stats()
+    for query in (
+        "where does the deploy script get its kubeconfig?",
+        "what does O'Brien's C:\\tools\\deploy.ps1 need from the 'vault'?",
+        "src/app/settings.py user@example.com",
+    ):
+        expected = reference_bm25(query, memories, settings)
+        with transaction.atomic():
+            found = {
+                pk: (score, coverage)
+                for pk, score, coverage in lexical_candidates(Memory.objects.all(), query, 50)
+            }
+        assert found.keys() == expected.keys() and found
+        for pk, (score, coverage) in found.items():
+            assert score == pytest.approx(expected[pk][0], rel=1e-6)
+            assert coverage == pytest.approx(expected[pk][1], rel=1e-6)
+    ranked = [pk for pk, _, _ in lexical_candidates(Memory.objects.all(), "deploy kubeconfig", 50)]
+    assert ranked[0] == memories[1].pk  # both words, once each, beat one word six times
+
+
+def test_a_words_count_in_a_memory_is_read_exactly_from_ts_rank(db):
+    # TERM_COUNT_SQL's inversion of ts_rank; a tsvector keeps 256 positions of a word at most.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT n, " + search.TERM_COUNT_SQL + " FROM generate_series(1, 300) AS n, "
+            "LATERAL (SELECT to_tsvector('english', repeat('kubeconfig ', n) || 'and other words') AS sv) AS x",
+            ["'kubeconfig'", "'kubeconfig'"],
+        )
+        counts = dict(cursor.fetchall())
+        cursor.execute(
+            "SELECT " + search.TERM_COUNT_SQL + " FROM (SELECT 'other words'::tsvector AS sv) AS x",
+            ["'kubeconfig'"] * 2,
+        )
+        absent = cursor.fetchone()[0]
+    assert {n: counts[n] for n in range(1, 256)} == {n: n for n in range(1, 256)}
+    assert {counts[n] for n in range(256, 301)} == {255}
+    assert absent == 0
 
 
 def test_the_explain_breakdown_multiplies_to_the_score(db):
