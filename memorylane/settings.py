@@ -563,6 +563,10 @@ MEMORY_LANE: dict = {
     # LEXICAL_SCAN_ROWS scores only those holding all of its words and those holding its rarest ones (up
     # to this many each), with corpus-wide document frequencies; below it every match is scored.
     "LEXICAL_SCAN_ROWS": 2000,
+    # Up to this many words in a question, BM25 reads each word's count in a memory from ts_rank (a
+    # test per word and row); a longer question unnests each matched memory's words instead. The same
+    # scores either way; the cheaper one by the question's length (README "Benchmarks", stop 33).
+    "LEXICAL_RANK_COUNT_MAX_WORDS": 30,
     "LEXICAL_STATS_SECONDS": 300,  # corpus size, average length and lexeme counts are kept this long per process
     "LEXICAL_STATS_EXACT_ROWS": 100_000,  # up to this many memories they are counted; above, estimated and sampled
     "LEXICAL_DF_COUNT_MAX": 100_000,  # a lexeme's count stops here (pg_stats estimates the common ones)

@@ -83,35 +83,60 @@ def intent_types(query: str) -> list[str]:
     return boosted
 
 
-# BM25 over the query's words. How often a memory holds a word (its term frequency, tf) is read from
-# ts_rank rather than by unnesting the memory's lexemes, which was more than half of the statement
-# (README "Benchmarks", stop 33): for a one-word tsquery with every weight 1, ts_rank gives
-# (1 + 1/2² + … + 1/tf²) ÷ (π²/6), and as the rest of that series is close to 1/(tf + ½),
-# tf = round(1 / ((π²/6) × (1 − rank)) − ½): exact from 1 to 255 (a test pins it), and a word held
-# more often than a tsvector counts (256 positions) reads as 255, as ts_rank sums in single precision.
-# Each query word's test takes the word's tsquery twice (:func:`_word_tsqueries`).
+# BM25 over the query's words: Σ idf × tf × (k1 + 1) / (tf + norm), where tf is how often a memory
+# holds the word and norm = k1 × (1 − b + b × its number of lexemes / the average number). ``ideal``,
+# what a memory holding each word once at the average length would score (the sum of their idf), is
+# what coverage divides by. The counts come one of two ways (:func:`_bm25_sql`), with the same
+# results (README "Benchmarks", stop 33):
+# - per word, for a question of up to LEXICAL_RANK_COUNT_MAX_WORDS words: one column per word, read
+#   from ts_rank. For a one-word tsquery with every weight 1, ts_rank gives (1 + 1/2² + … + 1/tf²) ÷
+#   (π²/6), and as the rest of that series is close to 1/(tf + ½), tf = round(1 / ((π²/6) × (1 −
+#   rank)) − ½): exact from 1 to 255 (a test pins it); a word held more often than a tsvector counts
+#   (256 positions) reads as 255, as ts_rank sums in single precision. This costs a test per word and
+#   row, and saved a third of the statement for a question of a few words.
+# - per row, for longer questions: each memory's lexemes kept to the query's (weighted A, filtered on
+#   A) and unnested, one (memory, word, count) row each, then grouped.
 TERM_COUNT_SQL = (
     "CASE WHEN x.sv @@ %s::tsquery "
     "THEN round(1 / (1.64493406685 - 1.64493406685 * ts_rank('{1,1,1,1}', x.sv, %s::tsquery, 0)) - 0.5) "
     "ELSE 0 END"
 )
-# The query words' counts in each memory of ``matches`` (id, sv: its lexemes, dl: their number), and
-# BM25's length normalisation k1 × (1 − b + b × dl / average length).
-TERM_COUNTS_SQL = "tf AS (SELECT x.id, %s * (1 - %s + %s * x.dl / %s) AS norm, {counts} FROM matches x)"
-# The BM25 score, Σ idf × tf × (k1 + 1) / (tf + norm) over the query words, and what a memory
-# holding each of them once at the average length would score (the sum of their idf), for coverage.
-BM25_SQL = """
+NORM_SQL = "%s * (1 - %s + %s * x.dl / %s) AS norm"  # k1, b, b, the average length
+WORD_COLUMNS_SQL = {
+    "term_counts": "tf AS (SELECT x.id, " + NORM_SQL + ", {counts} FROM matches x)",
+    "document_counts": "df AS (SELECT ARRAY[{counts}]::float8[] AS df FROM tf)",
+    "bm25": """
 SELECT tf.id, ({terms}) * %s AS score, idf.total AS ideal
 FROM tf CROSS JOIN idf
 ORDER BY score DESC, tf.id
-LIMIT %s"""
+LIMIT %s""",
+}
+WORD_ROWS_SQL = {
+    "term_counts": """tf AS (
+    SELECT x.id, """
+    + NORM_SQL
+    + """, u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf
+    FROM matches x, unnest(ts_filter(setweight(x.sv, 'A', %s::text[]), '{a}')) AS u
+)""",
+    "document_counts": """df AS (
+    SELECT array_agg(coalesce(c.n, 0)::float8 ORDER BY q.i) AS df
+    FROM unnest(%s::text[]) WITH ORDINALITY AS q(lexeme, i)
+    LEFT JOIN (SELECT lexeme, count(*) AS n FROM tf GROUP BY lexeme) AS c USING (lexeme)
+)""",
+    "bm25": """
+SELECT tf.id, sum(idf.w[q.i] * tf.tf / (tf.tf + tf.norm)) * %s AS score, max(idf.total) AS ideal
+FROM tf JOIN unnest(%s::text[]) WITH ORDINALITY AS q(lexeme, i) USING (lexeme) CROSS JOIN idf
+GROUP BY tf.id
+ORDER BY score DESC, tf.id
+LIMIT %s""",
+}
 # Every memory holding a query word is scored, with document frequencies counted among them.
 LEXICAL_SQL = """
 WITH matches AS (
     SELECT q.id, q.search_vector AS sv, length(q.search_vector)::float8 AS dl FROM ({matches}) AS q
 ),
 {term_counts},
-df AS (SELECT ARRAY[{document_counts}]::float8[] AS df FROM tf),
+{document_counts},
 idf AS (
     -- The corpus size is cached per process (LEXICAL_STATS_SECONDS): after a burst of stores a word
     -- can be held by more memories than it counted, and the idf must not turn negative.
@@ -134,22 +159,39 @@ matches AS (
 {term_counts}{bm25}"""
 
 
-def _bm25_sql(count: int) -> dict[str, str]:
-    """The parts of the lexical statements that depend on the number of query words."""
-    words = range(1, count + 1)
-    return {
-        "term_counts": TERM_COUNTS_SQL.format(counts=", ".join(f"{TERM_COUNT_SQL} AS tf{i}" for i in words)),
-        "document_counts": ", ".join(f"count(*) FILTER (WHERE tf{i} > 0)" for i in words),
-        "bm25": BM25_SQL.format(
-            terms=" + ".join(f"idf.w[{i}] * tf.tf{i} / (tf.tf{i} + tf.norm)" for i in words)
-        ),
-    }
+@dataclass(frozen=True)
+class Bm25Parts:
+    """The parts of the lexical statements that count the query's words and score (SQL, and each
+    part's parameters in order)."""
+
+    sql: dict[str, str]
+    params: dict[str, list]
 
 
-def _word_tsqueries(lexemes: list[str]) -> list[str]:
-    """TERM_COUNT_SQL's parameters for each (already normalized) lexeme: twice the text of a one-word
-    tsquery, read as it is (the ``::tsquery`` cast normalizes nothing)."""
-    return [_quoted(lexeme) for lexeme in lexemes for _ in range(2)]
+def _bm25_sql(lexemes: list[str], *, k1: float, b: float, average: float, k: int) -> Bm25Parts:
+    """BM25's parts for ``lexemes``: words counted per word or per row (BM25 comment above)."""
+    norm = [k1, b, b, average]
+    if len(lexemes) <= setting("LEXICAL_RANK_COUNT_MAX_WORDS"):
+        words = range(1, len(lexemes) + 1)
+        sql = {
+            "term_counts": WORD_COLUMNS_SQL["term_counts"].format(
+                counts=", ".join(f"{TERM_COUNT_SQL} AS tf{i}" for i in words)
+            ),
+            "document_counts": WORD_COLUMNS_SQL["document_counts"].format(
+                counts=", ".join(f"count(*) FILTER (WHERE tf{i} > 0)" for i in words)
+            ),
+            "bm25": WORD_COLUMNS_SQL["bm25"].format(
+                terms=" + ".join(f"idf.w[{i}] * tf.tf{i} / (tf.tf{i} + tf.norm)" for i in words)
+            ),
+        }
+        # Each word's test takes its tsquery twice, read as it is (the ``::tsquery`` cast normalizes
+        # nothing).
+        tsqueries = [_quoted(lexeme) for lexeme in lexemes for _ in range(2)]
+        params = {"term_counts": [*norm, *tsqueries], "document_counts": [], "bm25": [k1 + 1, k]}
+    else:
+        sql = WORD_ROWS_SQL
+        params = {"term_counts": [*norm, lexemes], "document_counts": [lexemes], "bm25": [k1 + 1, lexemes, k]}
+    return Bm25Parts(sql, params)
 
 
 @dataclass
@@ -384,12 +426,17 @@ def lexical_candidates(queryset, query: str, k: int, *, filtered_rows: int | Non
     corpus_size, average = corpus_stats()
     k1, b = setting("BM25_K1"), setting("BM25_B")
     bounded = sum(frequencies.values()) > budget and (filtered_rows is None or filtered_rows > budget)
-    parts = _bm25_sql(len(lexemes))
-    term_counts = [k1, b, b, average, *_word_tsqueries(lexemes)]  # TERM_COUNTS_SQL's parameters
+    bm25 = _bm25_sql(lexemes, k1=k1, b=b, average=average, k=k)
     if not bounded:
         matches_sql, matches_params = base.matching(tsquery_any(lexemes))
-        sql = LEXICAL_SQL.format(matches=matches_sql, **parts)
-        params = [*matches_params, *term_counts, float(max(corpus_size, 1)), k1 + 1, k]
+        sql = LEXICAL_SQL.format(matches=matches_sql, **bm25.sql)
+        params = [
+            *matches_params,
+            *bm25.params["term_counts"],
+            *bm25.params["document_counts"],
+            float(max(corpus_size, 1)),
+            *bm25.params["bm25"],
+        ]
     else:
         size = float(max(corpus_size, 1, *frequencies.values()))
         idf = [math.log(1 + (size - frequencies[lx] + 0.5) / (frequencies[lx] + 0.5)) for lx in lexemes]
@@ -402,8 +449,15 @@ def lexical_candidates(queryset, query: str, k: int, *, filtered_rows: int | Non
             held += frequencies[lexeme]
         every_sql, every_params = base.matching(tsquery_all(present), limit=budget)
         rarest_sql, rarest_params = base.matching(tsquery_any(rarest), limit=budget)
-        sql = BOUNDED_LEXICAL_SQL.format(every_word=every_sql, rarest_words=rarest_sql, **parts)
-        params = [idf, math.fsum(idf), *every_params, *rarest_params, *term_counts, k1 + 1, k]
+        sql = BOUNDED_LEXICAL_SQL.format(every_word=every_sql, rarest_words=rarest_sql, **bm25.sql)
+        params = [
+            idf,
+            math.fsum(idf),
+            *every_params,
+            *rarest_params,
+            *bm25.params["term_counts"],
+            *bm25.params["bm25"],
+        ]
     with connection.cursor() as cursor, _bitmap_scans_only(cursor) if bounded else nullcontext():
         cursor.execute(sql, params)
         # A memory the index matched that holds none of the words as they are (the pool's tsquery is
