@@ -318,11 +318,14 @@ MEMORY_LANE: dict = {
     # one thread: split across two, it cost 10–30% more CPU (README "Benchmarks", stop 27).
     "EMBEDDING_THREADS": envint("MEMORYLANE_EMBEDDING_THREADS", "0"),
     "EMBEDDING_PARALLEL_MIN_TEXTS": 16,
-    # A batch store embeds its items in chunks of this many on a background thread and looks up,
+    # A batch store embeds its items in chunks of this many on background threads and looks up,
     # decides and inserts each chunk while the model embeds the next (memory/embeddings.py
     # ChunkedEncoding). Below EMBEDDING_PARALLEL_MIN_TEXTS a chunk runs on one onnxruntime thread: the
     # model keeps one core, the database and the decisions the other (README "Benchmarks", stop 31).
     "EMBEDDING_PIPELINE_CHUNK": 10,
+    # Threads per process running those chunks, each on a one-thread session: with two, the model
+    # takes both cores while the batch waits on the database (README "Benchmarks", stop 34).
+    "EMBEDDING_PIPELINE_THREADS": envint("MEMORYLANE_EMBEDDING_PIPELINE_THREADS", "2"),
     # §4.1 taxonomy
     "TYPE_WEIGHTS": {
         "correction": 1.0,
@@ -567,6 +570,10 @@ MEMORY_LANE: dict = {
     # test per word and row); a longer question unnests each matched memory's words instead. The same
     # scores either way; the cheaper one by the question's length (README "Benchmarks", stop 33).
     "LEXICAL_RANK_COUNT_MAX_WORDS": 30,
+    # The planner's price of an operator (PostgreSQL's cpu_operator_cost, 0.0025 by default) while it
+    # plans the bounded lexical statement: at the default, testing the words on every row of the table
+    # looked cheaper than the GIN index (search._bitmap_scans_only; README "Benchmarks", stop 34).
+    "LEXICAL_PLAN_CPU_OPERATOR_COST": 0.02,
     "LEXICAL_STATS_SECONDS": 300,  # corpus size, average length and lexeme counts are kept this long per process
     "LEXICAL_STATS_EXACT_ROWS": 100_000,  # up to this many memories they are counted; above, estimated and sampled
     "LEXICAL_DF_COUNT_MAX": 100_000,  # a lexeme's count stops here (pg_stats estimates the common ones)

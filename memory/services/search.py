@@ -469,30 +469,40 @@ def lexical_candidates(queryset, query: str, k: int, *, filtered_rows: int | Non
         ]
 
 
-PLANNER_SWITCHES = ("enable_seqscan", "enable_indexscan")
+def lexical_planner_settings() -> dict[str, str]:
+    """The planner settings of the bounded lexical statement (:func:`_bitmap_scans_only`)."""
+    return {
+        "enable_seqscan": "off",
+        "enable_indexscan": "off",
+        "cpu_operator_cost": str(setting("LEXICAL_PLAN_CPU_OPERATOR_COST")),
+    }
 
 
 @contextmanager
 def _bitmap_scans_only(cursor):
-    """Plan the statements inside with bitmap scans only (the GIN index), back to what was set after.
+    """Plan the statements inside with bitmap scans of the GIN index, back to what was set after.
 
     For the bounded lexical query: the planner prices a tsquery match per row far below what it
-    costs, so for a LIMITed match it prefers reading the table (or another index) in order and
+    costs. For a LIMITed match it preferred reading the table (or another index) in order and
     testing row after row until enough match: at 100,000 memories that took 9–16 ms where the GIN
-    index takes 2. The settings are transaction-local (call inside a transaction), so a failure
-    inside cannot leave them behind on the connection."""
+    index takes 2. With those plans off, it still chose a bitmap scan of another index (status,
+    superseded_by) whose condition holds for nearly every row and tested the words on each: at
+    10,000 memories, 8–10 ms where the GIN index takes 3. Pricing operators at
+    LEXICAL_PLAN_CPU_OPERATOR_COST instead of PostgreSQL's 0.0025 makes testing ten thousand rows
+    cost what it does (README "Benchmarks", stop 34). The settings are transaction-local (call
+    inside a transaction), so a failure inside cannot leave them behind on the connection."""
+    planner = lexical_planner_settings()
     cursor.execute(
         "SELECT "
-        + ", ".join(
-            f"current_setting('{name}'), set_config('{name}', 'off', true)" for name in PLANNER_SWITCHES
-        )
+        + ", ".join(f"current_setting('{name}'), set_config('{name}', %s, true)" for name in planner),
+        list(planner.values()),
     )
     previous = cursor.fetchone()[::2]
     try:
         yield
     finally:
         cursor.execute(
-            "SELECT " + ", ".join(f"set_config('{name}', %s, true)" for name in PLANNER_SWITCHES),
+            "SELECT " + ", ".join(f"set_config('{name}', %s, true)" for name in planner),
             list(previous),
         )
 

@@ -82,19 +82,23 @@ def test_the_bounded_scan_scores_a_memory_as_the_full_scan_does(db, settings):
 
 
 def test_the_bounded_scan_leaves_the_planner_as_it_found_it(db, settings):
-    # The bounded query is planned with bitmap scans only; what follows in the transaction (an exact
-    # vector scan) must be planned with the caller's settings again.
+    # The bounded query is planned with bitmap scans only and dearer operators; what follows in the
+    # transaction (an exact vector scan) must be planned with the caller's settings again.
     target = deploy_corpus()
     tune(settings, LEXICAL_SCAN_ROWS=4)
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_indexscan = off")
+        cursor.execute("SET LOCAL cpu_operator_cost = 0.003")
     found = lexical_candidates(
         Memory.objects.servable(), "where does the deploy script get its kubeconfig?", 50
     )
     assert found[0][0] == target.pk
     with connection.cursor() as cursor:
-        cursor.execute("SELECT current_setting('enable_seqscan'), current_setting('enable_indexscan')")
-        assert cursor.fetchone() == ("on", "off")
+        cursor.execute(
+            "SELECT current_setting('enable_seqscan'), current_setting('enable_indexscan'), "
+            "current_setting('cpu_operator_cost')"
+        )
+        assert cursor.fetchone() == ("on", "off", "0.003")
 
 
 def project_corpus() -> list[Memory]:
