@@ -333,11 +333,12 @@ def submit_query(text: str) -> Future:
 
 
 class ChunkedEncoding:
-    """Texts embedded in chunks of EMBEDDING_PIPELINE_CHUNK on a background thread, in the order they
-    are added, while the caller goes on: a batch store prepares the next items, and looks up, decides
-    and inserts the first chunks, as the model embeds the rest (the model and the database each keep
-    a core busy; one after the other, each left the other core idle: README "Benchmarks", stop 31).
-    One thread per process serves every caller's chunks, in turn."""
+    """Texts embedded in chunks of EMBEDDING_PIPELINE_CHUNK on background threads, handed back in the
+    order they were added, while the caller goes on: a batch store prepares the next items, and looks
+    up, decides and inserts the first chunks, as the model embeds the rest (the model and the
+    database each keep a core busy; one after the other, each left the other core idle: README
+    "Benchmarks", stop 31). EMBEDDING_PIPELINE_THREADS threads per process serve every caller's
+    chunks, in turn."""
 
     def __init__(self) -> None:
         self._size = max(1, setting("EMBEDDING_PIPELINE_CHUNK"))
@@ -376,18 +377,20 @@ class ChunkedEncoding:
             future.cancel()
 
 
-_pipelines: dict[int, ThreadPoolExecutor] = {}
+_pipelines: dict[tuple[int, int], ThreadPoolExecutor] = {}
 _pipelines_lock = threading.Lock()
 
 
 def _pipeline() -> ThreadPoolExecutor:
-    """This process's embedding thread for :class:`ChunkedEncoding` (a forked child makes its own)."""
-    pid = os.getpid()
-    if pid not in _pipelines:
+    """This process's EMBEDDING_PIPELINE_THREADS embedding threads for :class:`ChunkedEncoding` (a
+    forked child makes its own). Each runs one chunk at a time on a one-thread session, so with two
+    the model takes both cores while the caller waits on the database (README "Benchmarks", stop 34)."""
+    key = (os.getpid(), max(1, setting("EMBEDDING_PIPELINE_THREADS")))
+    if key not in _pipelines:
         with _pipelines_lock:
-            if pid not in _pipelines:
-                _pipelines[pid] = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chunk-embedder")
-    return _pipelines[pid]
+            if key not in _pipelines:
+                _pipelines[key] = ThreadPoolExecutor(max_workers=key[1], thread_name_prefix="chunk-embedder")
+    return _pipelines[key]
 
 
 def vector_chunks(vectors) -> Iterator[tuple[int, np.ndarray]]:

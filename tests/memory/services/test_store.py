@@ -214,7 +214,12 @@ def test_a_batch_embedded_in_chunks_decides_across_chunks_as_one_call_would(db, 
 
 
 def test_chunked_encoding_gives_each_text_its_own_vector_in_order(settings):
-    settings.MEMORY_LANE = {**settings.MEMORY_LANE, "EMBEDDING_PIPELINE_CHUNK": 3}
+    # Two embedding threads: chunks may finish out of order, and are handed back in order.
+    settings.MEMORY_LANE = {
+        **settings.MEMORY_LANE,
+        "EMBEDDING_PIPELINE_CHUNK": 3,
+        "EMBEDDING_PIPELINE_THREADS": 2,
+    }
     texts = [f"Note {n}: " + "the build cache is keyed by the lockfile " * (n % 3 + 1) for n in range(7)]
     pending = embeddings.ChunkedEncoding()
     for text in texts:
