@@ -320,8 +320,8 @@ MEMORY_LANE: dict = {
     "EMBEDDING_PARALLEL_MIN_TEXTS": 16,
     # A batch store embeds its items in chunks of this many on background threads and looks up,
     # decides and inserts each chunk while the model embeds the next (memory/embeddings.py
-    # ChunkedEncoding). Below EMBEDDING_PARALLEL_MIN_TEXTS a chunk runs on one onnxruntime thread: the
-    # model keeps one core, the database and the decisions the other (README "Benchmarks", stop 31).
+    # ChunkedEncoding). Below EMBEDDING_PARALLEL_MIN_TEXTS a chunk runs on one onnxruntime thread
+    # (README "Benchmarks", stop 31).
     "EMBEDDING_PIPELINE_CHUNK": 10,
     # Threads per process running those chunks, each on a one-thread session: with two, the model
     # takes both cores while the batch waits on the database (README "Benchmarks", stop 34).
