@@ -102,8 +102,10 @@ TERM_COUNT_SQL = (
     "ELSE 0 END"
 )
 NORM_SQL = "%s * (1 - %s + %s * x.dl / %s) AS norm"  # k1, b, b, the average length
+# The per-word counts are MATERIALIZED: a CTE read once is inlined, and BM25 names each count twice
+# (tf / (tf + norm)), so PostgreSQL ran each word's ts_rank twice per row (README "Benchmarks", stop 34).
 WORD_COLUMNS_SQL = {
-    "term_counts": "tf AS (SELECT x.id, " + NORM_SQL + ", {counts} FROM matches x)",
+    "term_counts": "tf AS MATERIALIZED (SELECT x.id, " + NORM_SQL + ", {counts} FROM matches x)",
     "document_counts": "df AS (SELECT ARRAY[{counts}]::float8[] AS df FROM tf)",
     "bm25": """
 SELECT tf.id, ({terms}) * %s AS score, idf.total AS ideal
