@@ -471,15 +471,6 @@ def lexical_candidates(queryset, query: str, k: int, *, filtered_rows: int | Non
         ]
 
 
-def lexical_planner_settings() -> dict[str, str]:
-    """The planner settings of the bounded lexical statement (:func:`_bitmap_scans_only`)."""
-    return {
-        "enable_seqscan": "off",
-        "enable_indexscan": "off",
-        "cpu_operator_cost": str(setting("LEXICAL_PLAN_CPU_OPERATOR_COST")),
-    }
-
-
 @contextmanager
 def _bitmap_scans_only(cursor):
     """Plan the statements inside with bitmap scans of the GIN index, back to what was set after.
@@ -493,7 +484,11 @@ def _bitmap_scans_only(cursor):
     LEXICAL_PLAN_CPU_OPERATOR_COST instead of PostgreSQL's 0.0025 makes testing ten thousand rows
     cost what it does (README "Benchmarks", stop 34). The settings are transaction-local (call
     inside a transaction), so a failure inside cannot leave them behind on the connection."""
-    planner = lexical_planner_settings()
+    planner = {
+        "enable_seqscan": "off",
+        "enable_indexscan": "off",
+        "cpu_operator_cost": str(setting("LEXICAL_PLAN_CPU_OPERATOR_COST")),
+    }
     cursor.execute(
         "SELECT "
         + ", ".join(f"current_setting('{name}'), set_config('{name}', %s, true)" for name in planner),
