@@ -373,8 +373,8 @@ def _plans(prepared: list[PreparedMemory]) -> list[_Plan]:
 def _same_text(plans: list[_Plan]) -> dict[tuple[str, str], list[Memory]]:
     """The live memories with the text of an item, by ``(kind, content hash)``, newest first, read as
     :func:`_with_resolved_mentions` reads them. A hand-written statement: it finds nothing for
-    nearly every store, and compiling it through the ORM was a fifth of a store's Python time
-    (README "Benchmarks", stop 35)."""
+    nearly every store, and through the ORM (mostly compiling the query) it was a fifth of a store's
+    Python time (README "Benchmarks", stop 35)."""
     ids = []
     with connection.cursor() as cursor:
         for kind in {p.prepared.kind for p in plans}:

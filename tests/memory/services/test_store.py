@@ -52,6 +52,19 @@ def test_the_same_content_again_is_a_noop_that_reinforces(db):
     }
 
 
+def test_the_same_text_in_two_projects_is_two_memories_and_a_third_store_reinforces_the_newest(db):
+    text = "Run the migrations before the integration tests."
+    first = memory_store(content=text, entities=["project:billing"])
+    second = memory_store(content=text, entities=["project:search"])
+    assert (first.operation, second.operation) == (ADD, ADD)
+    third = memory_store(content=text)
+    assert third.operation == NOOP and third.memory.pk == second.memory.pk
+    assert Memory.objects.get(pk=second.memory.pk).reinforcement_count == 1
+    assert Memory.objects.get(pk=first.memory.pk).reinforcement_count == 0
+    billing_again = memory_store(content=text, entities=["project:billing"])
+    assert billing_again.operation == NOOP and billing_again.memory.pk == first.memory.pk
+
+
 def test_a_reworded_duplicate_is_a_noop(db):
     memory_store(content="The staging database is reset every Sunday night at 02:00 UTC.")
     result = memory_store(content="The staging database is reset every Sunday night, at 02:00 UTC!")
