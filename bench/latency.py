@@ -431,13 +431,17 @@ def measure_http(queries: list[str], client=None) -> list[float]:
 def sql_kind(sql: str) -> str:
     """What a statement is for (substring tests: a regex over an 8 KB vector literal is itself slow)."""
     head = sql[:200].lstrip().upper()
-    if head.startswith(("SAVEPOINT", "RELEASE", "ROLLBACK", "SET ", "SELECT SET_CONFIG")):
+    if head.startswith(
+        ("SAVEPOINT", "RELEASE", "ROLLBACK", "SET ", "SELECT SET_CONFIG", "SELECT CURRENT_SETTING")
+    ):
         return "transaction / settings"
     if head.startswith("EXPLAIN"):
         return "vector: plan estimate"
     if "pg_stats" in sql or "pg_class" in sql or "SELECT t.lexeme" in sql:
         return "lexical: corpus statistics"
-    if "to_tsvector" in sql or "ts_filter" in sql:
+    if "unnest(to_tsvector" in sql:
+        return "lexical: the query's words"
+    if head.startswith("WITH ") and ("ts_rank" in sql or "ts_filter" in sql):
         return "lexical: BM25 candidates"
     if "<=>" in sql:
         return "vector: nearest" if " LIMIT " in sql else "candidates: fetch rows + similarity"
