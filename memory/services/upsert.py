@@ -612,12 +612,12 @@ def decide_pair(new: Side, old: Side, cosine: float, *, same_lesson_cosine: floa
     (extraction), a rewording at that cosine or above that changes no fact — only ordinary words
     differ, or a detail is added or left out, but no number, version, name, identifier, path or
     date is replaced and no negation or order changes — is the same lesson: NOOP."""
-    if content_hash(new.text) == content_hash(old.text):
-        return Decision(NOOP, "same text", old.ref, cosine, 1.0)
     overlap = jaccard(token_set(new.text), token_set(old.text))
     conflict = scope_conflict(new.entities, old.entities)
-    if conflict:
+    if conflict:  # even the same text: DESIGN.md §4.3, another scope is never a duplicate
         return Decision(ADD, f"different scope ({conflict})", old.ref, cosine, overlap)
+    if content_hash(new.text) == content_hash(old.text):
+        return Decision(NOOP, "same text", old.ref, cosine, 1.0)
     near_identical = cosine >= setting("NOOP_COSINE") or overlap >= setting("NOOP_JACCARD")
     close = near_identical or cosine >= setting("UPDATE_COSINE")
     lesson = same_lesson_cosine is not None and cosine >= same_lesson_cosine

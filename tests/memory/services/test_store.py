@@ -65,6 +65,22 @@ def test_the_same_text_in_two_projects_is_two_memories_and_a_third_store_reinfor
     assert billing_again.operation == NOOP and billing_again.memory.pk == first.memory.pk
 
 
+def test_a_duplicate_is_found_behind_nearer_memories_of_other_scopes(db):
+    text = "The staging database is reset every Sunday night, at 02:00 UTC!"
+    others = memory_store_batch(
+        [{"content": text, "entities": [f"person:owner-{i}"]} for i in range(12)]
+    )
+    assert [r.operation for r in others] == [ADD] * 12
+    # Shares one of its two people with the new memory, so it is in the same scope.
+    target = memory_store(
+        content="The staging database is reset every Sunday night at 02:00 UTC.",
+        entities=["person:dana", "person:erin"],
+    )
+    result = memory_store(content=text, entities=["person:dana"])
+    assert result.operation == NOOP and result.memory.pk == target.memory.pk
+    assert Memory.objects.count() == 13
+
+
 def test_a_reworded_duplicate_is_a_noop(db):
     memory_store(content="The staging database is reset every Sunday night at 02:00 UTC.")
     result = memory_store(content="The staging database is reset every Sunday night, at 02:00 UTC!")

@@ -89,7 +89,7 @@ def test_memories_of_another_project_are_never_duplicates_or_superseded(embedder
     decision = verdict(
         embedder, text, text + " ", old_entities=["project:billing"], new_entities=["project:checkout"]
     )
-    assert decision.operation == NOOP  # the same text is the same hash…
+    assert decision.operation == ADD and "different scope" in decision.reason  # even the same text
     decision = verdict(
         embedder,
         "Always pin Node 18 for the billing service.",
