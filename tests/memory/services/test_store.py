@@ -67,9 +67,7 @@ def test_the_same_text_in_two_projects_is_two_memories_and_a_third_store_reinfor
 
 def test_a_duplicate_is_found_behind_nearer_memories_of_other_scopes(db):
     text = "The staging database is reset every Sunday night, at 02:00 UTC!"
-    others = memory_store_batch(
-        [{"content": text, "entities": [f"person:owner-{i}"]} for i in range(12)]
-    )
+    others = memory_store_batch([{"content": text, "entities": [f"person:owner-{i}"]} for i in range(12)])
     assert [r.operation for r in others] == [ADD] * 12
     # Shares one of its two people with the new memory, so it is in the same scope.
     target = memory_store(
