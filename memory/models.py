@@ -74,6 +74,10 @@ class Status(models.TextChoices):
     ARCHIVED = "archived"
 
 
+# A live memory's statuses (when not superseded): one text lives once per scope among them.
+LIVE_CONTENT_STATUSES = [Status.ACTIVE, Status.PENDING_REVIEW, Status.QUARANTINED]
+
+
 class Source(models.TextChoices):
     MANUAL = "manual"
     API = "api"
@@ -261,9 +265,7 @@ class Memory(models.Model):
             # Two live memories of one scope never share content: concurrent stores of the same text meet here.
             models.UniqueConstraint(
                 fields=["kind", "content_hash", "scope_key"],
-                condition=Q(
-                    superseded_by__isnull=True, status__in=["active", "pending_review", "quarantined"]
-                ),
+                condition=Q(superseded_by__isnull=True, status__in=LIVE_CONTENT_STATUSES),
                 name="memory_unique_live_content",
             ),
         ]

@@ -22,6 +22,7 @@ from django.utils import timezone
 from memory import embeddings
 from memory.conf import setting
 from memory.models import (
+    LIVE_CONTENT_STATUSES,
     Action,
     Category,
     Entity,
@@ -219,8 +220,7 @@ def prepare(
 
 
 # The memories an item's exact text may already be: the live ones of its kind (not superseded, and
-# active, held for review or quarantined), newest first.
-SAME_TEXT_STATUSES = (Status.ACTIVE, Status.PENDING_REVIEW, Status.QUARANTINED)
+# of LIVE_CONTENT_STATUSES, as the unique index on live content), newest first.
 SAME_TEXT_SQL = """
 SELECT id FROM memory_memory
 WHERE kind = %s AND content_hash = ANY(%s) AND status = ANY(%s) AND superseded_by_id IS NULL
@@ -296,8 +296,9 @@ def scoped_neighbours(
     memory's entities prefetched. The memories ``excluded`` (ids) are left out."""
     texts = ["[" + ",".join(f"{x:.7g}" for x in vector) + "]" for vector in vectors]
     arrays = [_scope_arrays(s) for s in scopes]
+    ef_search = setting("HNSW_EF_SEARCH")
     with connection.cursor() as cursor:
-        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(setting("HNSW_EF_SEARCH"))])
+        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(ef_search)])
         cursor.execute(
             NEIGHBOURS_SQL,
             [
@@ -307,7 +308,7 @@ def scoped_neighbours(
                 kind,
                 list(statuses),
                 [str(pk) for pk in excluded],
-                setting("HNSW_EF_SEARCH"),
+                ef_search,
                 setting("UPSERT_NEIGHBOURS"),
             ],
         )
@@ -402,7 +403,7 @@ def _same_text(plans: list[_Plan]) -> dict[tuple[str, str], list[Memory]]:
     with connection.cursor() as cursor:
         for kind in {p.prepared.kind for p in plans}:
             hashes = [p.prepared.content_hash for p in plans if p.prepared.kind == kind]
-            cursor.execute(SAME_TEXT_SQL, [kind, hashes, list(SAME_TEXT_STATUSES)])
+            cursor.execute(SAME_TEXT_SQL, [kind, hashes, LIVE_CONTENT_STATUSES])
             ids += [pk for (pk,) in cursor.fetchall()]
     memories = _with_resolved_mentions(ids)
     same_text: dict[tuple[str, str], list[Memory]] = {}
