@@ -587,6 +587,10 @@ MEMORY_LANE: dict = {
     "VECTOR_EXACT_MAX_ROWS": 10_000,
     "VECTOR_OVERFETCH": 2.0,
     "HNSW_EF_SEARCH_MAX": 1000,  # pgvector's own limit
+    # Stranded (search.vector_list_stranded): the words found a memory more similar than the scan's best,
+    # or at least this many, and this share of the list, more similar than its least similar.
+    "VECTOR_STRANDED_MISSES": 3,
+    "VECTOR_STRANDED_SHARE": 0.05,
     "ENTITY_INDEX_SECONDS": 60,  # the name index of entity detection is rebuilt at least this often per process
     # §4.5 feedback and maturity
     "HELPFUL_MULTIPLIER": 1.1,

@@ -551,17 +551,25 @@ def vector_candidates(
 
 
 def vector_list_stranded(vector_similarities: list[float], lexical_only_similarities: list[float]) -> bool:
-    """Whether an index scan missed the question's neighbourhood: a memory that only the words found
-    is more similar to the question than every memory the scan returned.
+    """Whether an index scan missed the question's neighbourhood, as the memories that only the words
+    found show: one of them is more similar to the question than every memory the scan returned, or
+    several are more similar than the least similar it returned (at least VECTOR_STRANDED_MISSES,
+    and VECTOR_STRANDED_SHARE of the list).
 
-    A healthy HNSW scan returns the nearest memory almost always, and the nearest is at least as
-    similar as any other. A graph can strand a region, though (clustered vectors, README
-    "Benchmarks"; the dead rows a purge leaves in it until a vacuum): the scan then returns far-off
-    memories, and the lexical list, which does not go through the graph, still finds some of what
-    it missed."""
+    A healthy HNSW scan returns the nearest memory almost always, and nearly the exact list: a
+    memory outside the list that is more similar than the list's last is one the scan missed, and
+    the words show at most a few of those. A graph can strand a region, though (clustered vectors,
+    README "Benchmarks"; the dead rows a purge leaves in it until a vacuum): the scan then returns
+    far-off memories, and the lexical list, which does not go through the graph, still finds some of
+    what it missed, often nearly all it found."""
     if not lexical_only_similarities:
         return False
-    return not vector_similarities or max(lexical_only_similarities) > max(vector_similarities)
+    if not vector_similarities or max(lexical_only_similarities) > max(vector_similarities):
+        return True
+    least = min(vector_similarities)
+    missed = sum(similarity > least for similarity in lexical_only_similarities)
+    share = math.ceil(setting("VECTOR_STRANDED_SHARE") * len(vector_similarities))
+    return missed >= max(setting("VECTOR_STRANDED_MISSES"), share)
 
 
 def rescued_vector_candidates(

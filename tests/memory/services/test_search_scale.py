@@ -200,6 +200,12 @@ def test_the_name_index_finds_names_only_as_whole_words(db):
         ([], [0.3], True),  # the scan returned nothing the question could see
         ([0.4], [], False),  # nothing to compare with: the words found only what the scan found
         ([], [], False),
+        # The scan found the best, but the words found three it missed nearer than its last.
+        ([0.8, 0.7, 0.6, 0.5], [0.55, 0.52, 0.51, 0.2], True),
+        ([0.8, 0.7, 0.6, 0.5], [0.55, 0.52, 0.5, 0.2], False),  # two: what an approximate scan misses
+        # Of a list of 100, three are not enough: at least a share of 5%, five.
+        ([0.9 - i / 1000 for i in range(100)], [0.85, 0.84, 0.83, 0.82], False),
+        ([0.9 - i / 1000 for i in range(100)], [0.85, 0.84, 0.83, 0.82, 0.81], True),
     ],
 )
 def test_a_scan_is_stranded_when_the_words_found_something_nearer_than_it_did(
