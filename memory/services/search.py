@@ -585,7 +585,12 @@ def rescued_vector_candidates(
         listed = set(ids)
         return vector_list_stranded(
             [rows[pk][1] for pk in ids if pk in rows],
-            [rows[pk][1] for pk in lexical_ids if pk in rows and pk not in listed],
+            # A memory without an embedding (an import that carried none) tells nothing of the scan.
+            [
+                rows[pk][1]
+                for pk in lexical_ids
+                if pk in rows and pk not in listed and rows[pk][1] is not None
+            ],
         )
 
     if not stranded(vector_ids):
@@ -762,7 +767,8 @@ SCORED_TIMES = ("last_validated_at",)
 
 
 def scored_rows(ids: list, vector) -> dict:
-    """``{id: (ScoredRow, similarity)}`` for the memories ``ids``, similarity to ``vector``.
+    """``{id: (ScoredRow, similarity)}`` for the memories ``ids``, similarity to ``vector`` (None for a
+    memory without an embedding, which only the lexical list can find).
 
     Similarity is computed by the database: shipping 384 floats per candidate back costs more. One
     hand-written statement and plain rows: through the ORM (the query compiled, a deferred model
@@ -846,7 +852,8 @@ def gather_candidates(
     candidates = [
         Candidate(
             memory=rows[pk][0],
-            similarity=rows[pk][1],
+            # No embedding: nothing is known of its meaning, so its words alone rank it.
+            similarity=0.0 if rows[pk][1] is None else rows[pk][1],
             vector_rank=vector_rank.get(pk),
             lexical_rank=lexical_rank.get(pk),
             lexical_score=lexical_score[pk][0] if pk in lexical_score else None,

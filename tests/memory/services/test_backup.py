@@ -167,3 +167,26 @@ def test_an_export_from_another_embedding_model_needs_recomputed_embeddings(db, 
         call_command("import_data", str(path))
     call_command("import_data", str(path), recompute_embeddings=True)
     assert [[pk for pk, _ in hits] for hits in snapshot()] == [[pk for pk, _ in hits] for hits in before]
+
+
+def test_a_memory_imported_without_an_embedding_is_found_by_its_words(db, member, curator, tmp_path):
+    """A file may carry a memory with no embedding (the format allows null, e.g. written by another
+    tool): the search that finds it by its words still answers, and ranks the rest as before."""
+    seed(member, curator)
+    path = tmp_path / "team.jsonl"
+    call_command("export_data", str(path))
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for line in lines[1:]:
+        if line["type"] == "memory" and line["data"]["content"].startswith("Auth tokens"):
+            line["data"]["embedding"] = None
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    empty_everything()
+    call_command("import_data", str(path))
+    bare = Memory.objects.get(content__startswith="Auth tokens")
+    assert bare.embedding is None
+
+    found = memory_search(query="when do auth tokens expire and how early to refresh them?")
+
+    assert found.results[0].memory.pk == bare.pk
+    assert found.results[0].explain["vector_rank"] is None
+    assert found.vector_plan == "hnsw"  # a memory the scan cannot see does not make it look stranded
