@@ -137,6 +137,8 @@ def test_the_latency_harness_measures_a_tiny_corpus_end_to_end(db):
             "160",
             "--queries",
             "10",
+            "--recall-queries",
+            "10",
             "--store-batched",
             "40",
             "--store-single",
@@ -163,8 +165,9 @@ def test_the_latency_harness_measures_a_tiny_corpus_end_to_end(db):
     assert report["store_batched"]["memories"] == 40
     # The filtered vector search finds what an exact scan of the same filter finds.
     assert report["recall_entity_project"]["recall"] == 1.0
-    # So does the list an unfiltered search ranks.
+    # So does the list an unfiltered search ranks: no question's list is stranded.
     assert report["recall_unfiltered"]["search"]["recall"] == 1.0
+    assert report["recall_unfiltered"]["search"]["stranded"] == 0
     assert {"lexical: the query's words", "lexical: BM25 candidates"} <= set(report["profile_service"]["sql"])
     assert "memory_search (all of it)" in report["profile_service"]["python"]
 
