@@ -171,7 +171,7 @@ def test_an_export_from_another_embedding_model_needs_recomputed_embeddings(db, 
 
 def test_a_memory_imported_without_an_embedding_is_found_by_its_words(db, member, curator, tmp_path):
     """A file may carry a memory with no embedding (the format allows null, e.g. written by another
-    tool): the search that finds it by its words still answers, and ranks the rest as before."""
+    tool): a search finds it by its words, and does not take it for a sign of a stranded scan."""
     seed(member, curator)
     path = tmp_path / "team.jsonl"
     call_command("export_data", str(path))
