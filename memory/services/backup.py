@@ -14,7 +14,9 @@ slugs, memory and session UUIDs.
 An import validates the whole file first and reports every problem with its line number; only a
 valid file is written, in one transaction (a bad file changes nothing). Rows already present (the
 same id or natural key) are left as they are, so importing the same file twice adds nothing. An
-export made with another embedding model is refused unless the embeddings are recomputed.
+export made with another embedding model is refused unless the embeddings are recomputed. A memory
+the file carries without an embedding (a file written by another tool) is embedded with this
+server's model.
 """
 
 from __future__ import annotations
@@ -223,6 +225,7 @@ class ImportReport:
     created: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)
     recomputed_embeddings: int = 0
+    embedded_missing: int = 0  # memories the file carried without an embedding, embedded on import
 
 
 class ImportProblems(InvalidInput):
@@ -448,14 +451,20 @@ def import_plan(
                 kind.model.objects.filter(pk=obj.pk).update(**changes)
         if recompute_embeddings:
             report.recomputed_embeddings = _recompute_embeddings()
+        else:
+            report.embedded_missing = _recompute_embeddings(missing_only=True)
     if progress:
         progress(total, total)
     return report
 
 
-def _recompute_embeddings() -> int:
+def _recompute_embeddings(*, missing_only: bool = False) -> int:
+    """Embed every memory with this server's model, or only those without an embedding (a file
+    written by another tool may carry none: such a memory could be found by its words only, and a
+    store could not recognise it as a duplicate). Returns how many were embedded."""
     batch = setting("BACKUP_BATCH_SIZE")
-    pks = list(Memory.objects.order_by("pk").values_list("pk", flat=True))
+    memories = Memory.objects.filter(embedding__isnull=True) if missing_only else Memory.objects.all()
+    pks = list(memories.order_by("pk").values_list("pk", flat=True))
     for start in range(0, len(pks), batch):
         chunk = list(Memory.objects.filter(pk__in=pks[start : start + batch]).only("pk", "content"))
         vectors = embeddings.encode([m.content for m in chunk])

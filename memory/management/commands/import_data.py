@@ -50,3 +50,7 @@ class Command(BaseCommand):
         self.stdout.write(f"Imported {created}; {skipped} rows were already present.")
         if report.recomputed_embeddings:
             self.stdout.write(f"Recomputed {report.recomputed_embeddings} embeddings.")
+        if report.embedded_missing:
+            self.stdout.write(
+                f"Embedded {report.embedded_missing} memories the file carried without an embedding."
+            )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from io import StringIO
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -169,9 +170,9 @@ def test_an_export_from_another_embedding_model_needs_recomputed_embeddings(db, 
     assert [[pk for pk, _ in hits] for hits in snapshot()] == [[pk for pk, _ in hits] for hits in before]
 
 
-def test_a_memory_imported_without_an_embedding_is_found_by_its_words(db, member, curator, tmp_path):
-    """A file may carry a memory with no embedding (the format allows null, e.g. written by another
-    tool): a search finds it by its words, and does not take it for a sign of a stranded scan."""
+def test_a_memory_imported_without_an_embedding_is_embedded(db, member, curator, tmp_path):
+    """A file written by another tool may carry a memory with no embedding (the format allows null):
+    the import embeds it, so a search finds it by its meaning, not only by its words."""
     seed(member, curator)
     path = tmp_path / "team.jsonl"
     call_command("export_data", str(path))
@@ -181,12 +182,12 @@ def test_a_memory_imported_without_an_embedding_is_found_by_its_words(db, member
             line["data"]["embedding"] = None
     path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     empty_everything()
-    call_command("import_data", str(path))
-    bare = Memory.objects.get(content__startswith="Auth tokens")
-    assert bare.embedding is None
+    out = StringIO()
 
-    found = memory_search(query="when do auth tokens expire and how early to refresh them?")
+    call_command("import_data", str(path), stdout=out)
 
-    assert found.results[0].memory.pk == bare.pk
-    assert found.results[0].explain["vector_rank"] is None
-    assert found.vector_plan == "hnsw"  # a memory the scan cannot see does not make it look stranded
+    assert "Embedded 1 memories the file carried without an embedding." in out.getvalue()
+    assert Memory.objects.filter(embedding__isnull=True).count() == 0
+    found = memory_search(query="how long do login credentials stay valid?")
+    hit = next(hit for hit in found.results if hit.memory.content.startswith("Auth tokens"))
+    assert hit.explain["vector_rank"] is not None

@@ -298,6 +298,20 @@ def test_a_healthy_index_scan_is_not_run_again(db, settings):
     assert {hit.memory.pk for hit in outcome.results} == {worded.pk, meant.pk}
 
 
+def test_a_memory_without_an_embedding_is_found_by_its_words(db):
+    """A row the server has not embedded (written outside it) can hold the question's words: the
+    search ranks it by them, and it does not make the scan look stranded."""
+    deploy_corpus()
+    bare = store("Image resizing runs in the release pipeline worker before the CDN upload.")
+    Memory.objects.filter(pk=bare.pk).update(embedding=None)
+
+    outcome = memory_search(query="where does the release pipeline resize images?", record=False)
+
+    hit = next(hit for hit in outcome.results if hit.memory.pk == bare.pk)
+    assert hit.explain["vector_rank"] is None and hit.explain["lexical_rank"] == 1
+    assert outcome.vector_plan == "hnsw"
+
+
 def test_a_compiled_search_base_finds_what_its_queryset_finds(db):
     """Search compiles its queryset once (search.Searched) and writes each candidate statement
     around it: the same memories, in the same order, as the queryset's own statements, and the
