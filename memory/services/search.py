@@ -585,7 +585,7 @@ def rescued_vector_candidates(
         listed = set(ids)
         return vector_list_stranded(
             [rows[pk][1] for pk in ids if pk in rows],
-            # A memory without an embedding (an import that carried none) tells nothing of the scan.
+            # A memory without an embedding (a row written outside the server) tells nothing of the scan.
             [
                 rows[pk][1]
                 for pk in lexical_ids
