@@ -724,6 +724,11 @@ def measure(args, results: dict) -> None:
             lambda: measure_search(sample, entities=one_percent),
             len(sample),
         )
+        results["profile_service_entity_project"] = profile(
+            "search with the project filter (14%)",
+            lambda: measure_search(sample, entities=project),
+            len(sample),
+        )
         results["profile_http"] = profile(
             "search over HTTP (in process)", lambda: measure_http(sample, client), len(sample)
         )

@@ -34,8 +34,9 @@ def scratch_database(prefix: str) -> Iterator[None]:
 
 @contextlib.contextmanager
 def kept_database(name: str):
-    """Point Django at database ``name`` on the configured server, created and migrated when missing,
-    never dropped."""
+    """Point Django at database ``name`` on the configured server, created when missing, migrated to
+    this code's schema (a database kept from an older build gets its new migrations), never
+    dropped."""
     from django.conf import settings
     from django.core.management import call_command
     from django.db import connection
@@ -48,6 +49,5 @@ def kept_database(name: str):
     connection.close()
     settings.DATABASES["default"]["NAME"] = name
     connection.settings_dict["NAME"] = name
-    if not exists:
-        call_command("migrate", interactive=False, verbosity=0)
+    call_command("migrate", interactive=False, verbosity=0)
     yield

@@ -360,8 +360,9 @@ class Entity(models.Model):
 
 class EntityMention(models.Model):
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="mentions")
+    # Indexed with the memory (Meta.indexes), not alone.
     entity = models.ForeignKey(
-        Entity, null=True, blank=True, on_delete=models.CASCADE, related_name="mentions"
+        Entity, null=True, blank=True, on_delete=models.CASCADE, related_name="mentions", db_index=False
     )
     raw = models.CharField(max_length=200)
     resolved = models.BooleanField(default=False)
@@ -377,6 +378,9 @@ class EntityMention(models.Model):
                 condition=Q(resolved=False) | Q(entity__isnull=False), name="mention_resolved_has_entity"
             ),
         ]
+        # An entity's memories read from the index alone: a search filtered to an entity hashes them
+        # without visiting the mentions' rows (search._word_index_plans).
+        indexes = [models.Index(fields=["entity", "memory"], name="mention_entity_memory")]
 
     def __str__(self) -> str:
         return f"{self.raw} → {self.entity_id or '?'}"

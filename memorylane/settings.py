@@ -575,7 +575,7 @@ MEMORY_LANE: dict = {
     "LEXICAL_RANK_COUNT_MAX_WORDS": 30,
     # The planner's price of an operator (PostgreSQL's cpu_operator_cost, 0.0025 by default) while it
     # plans the bounded lexical statement: at the default, testing the words on every row of the table
-    # looked cheaper than the GIN index (search._bitmap_scans_only; README "Benchmarks", stop 34).
+    # looked cheaper than the GIN index (search._word_index_plans; README "Benchmarks", stop 34).
     "LEXICAL_PLAN_CPU_OPERATOR_COST": 0.02,
     "LEXICAL_STATS_SECONDS": 300,  # corpus size, average length and lexeme counts are kept this long per process
     "LEXICAL_STATS_EXACT_ROWS": 100_000,  # up to this many memories they are counted; above, estimated and sampled

@@ -460,7 +460,7 @@ def lexical_candidates(queryset, query: str, k: int, *, filtered_rows: int | Non
             *bm25.params["term_counts"],
             *bm25.params["bm25"],
         ]
-    with connection.cursor() as cursor, _bitmap_scans_only(cursor) if bounded else nullcontext():
+    with connection.cursor() as cursor, _word_index_plans(cursor) if bounded else nullcontext():
         cursor.execute(sql, params)
         # A memory the index matched that holds none of the words as they are (the pool's tsquery is
         # parsed again, the term counts' is not) scores 0 and is no lexical match.
@@ -472,21 +472,23 @@ def lexical_candidates(queryset, query: str, k: int, *, filtered_rows: int | Non
 
 
 @contextmanager
-def _bitmap_scans_only(cursor):
-    """Plan the statements inside with bitmap scans of the GIN index, back to what was set after.
+def _word_index_plans(cursor):
+    """Plan the statements inside to find the words through the GIN index, back to what was set after.
 
     For the bounded lexical query: the planner prices a tsquery match per row far below what it
-    costs. For a LIMITed match it preferred reading the table (or another index) in order and
-    testing row after row until enough match: at 100,000 memories that took 9–16 ms where the GIN
-    index takes 2. With those plans off, it still chose a bitmap scan of another index (status,
-    superseded_by) whose condition holds for nearly every row and tested the words on each: at
-    10,000 memories, 8–10 ms where the GIN index takes 3. Pricing operators at
-    LEXICAL_PLAN_CPU_OPERATOR_COST instead of PostgreSQL's 0.0025 makes testing ten thousand rows
-    cost what it does (README "Benchmarks", stop 34). The settings are transaction-local (call
-    inside a transaction), so a failure inside cannot leave them behind on the connection."""
+    costs. For a LIMITed match it preferred reading the table in order and testing row after row
+    until enough match: at 100,000 memories that took 9–16 ms where the GIN index takes 2; sequential
+    scans are off. It also chose a bitmap scan of another index (status, superseded_by) whose
+    condition holds for nearly every row and tested the words on each: at 10,000 memories, 8–10 ms
+    where the GIN index takes 3. Pricing operators at LEXICAL_PLAN_CPU_OPERATOR_COST instead of
+    PostgreSQL's 0.0025 makes testing ten thousand rows cost what it does (README "Benchmarks", stop
+    34), which also keeps the other indexes' ordered scans out. Index scans stay on: a filter to an
+    entity reads that entity's memories from the mentions' (entity, memory) index alone, where a
+    bitmap scan fetched each mention's row (at 100,000 memories the project filter's statement took
+    a third less: README "Benchmarks", stop 38). The settings are transaction-local (call inside a
+    transaction), so a failure inside cannot leave them behind on the connection."""
     planner = {
         "enable_seqscan": "off",
-        "enable_indexscan": "off",
         "cpu_operator_cost": str(setting("LEXICAL_PLAN_CPU_OPERATOR_COST")),
     }
     cursor.execute(

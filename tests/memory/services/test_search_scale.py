@@ -82,8 +82,8 @@ def test_the_bounded_scan_scores_a_memory_as_the_full_scan_does(db, settings):
 
 
 def test_the_bounded_scan_leaves_the_planner_as_it_found_it(db, settings):
-    # The bounded query is planned with bitmap scans only and dearer operators; what follows in the
-    # transaction (an exact vector scan) must be planned with the caller's settings again.
+    # The bounded query is planned without sequential scans and with dearer operators; what follows in
+    # the transaction (an exact vector scan) must be planned with the caller's settings again.
     target = deploy_corpus()
     tune(settings, LEXICAL_SCAN_ROWS=4)
     with connection.cursor() as cursor:
