@@ -585,6 +585,10 @@ MEMORY_LANE: dict = {
     # A scan the lexical list shows stranded runs again at HNSW_EF_SEARCH_MAX, then exactly up to
     # VECTOR_EXACT_MAX_ROWS rows (search.rescued_vector_candidates).
     "VECTOR_EXACT_MAX_ROWS": 10_000,
+    # The planner's price of a page read out of order (PostgreSQL's random_page_cost, 4 by default,
+    # which assumes a disk) while it plans an exact vector scan: at 4 it read the whole table to pick
+    # a filter's few percent (search._exact_scan_plans; README "Benchmarks", stop 38).
+    "VECTOR_EXACT_RANDOM_PAGE_COST": 1.1,
     "VECTOR_OVERFETCH": 2.0,
     "HNSW_EF_SEARCH_MAX": 1000,  # pgvector's own limit
     # Stranded (search.vector_list_stranded): the words found a memory more similar than the scan's best,

@@ -359,10 +359,11 @@ class Searched:
     def nearest(self, vector, k: int, *, exact: bool = False) -> list:
         """The ids of the ``k`` nearest by cosine distance (MemoryQuerySet.nearest's rule: the HNSW
         index serves the plain ordering; ``exact`` orders by an expression it cannot serve, so
-        every filtered row is compared)."""
+        every filtered row is compared, planned as :func:`_exact_scan_plans` says). Call inside a
+        transaction."""
         distance = "s.embedding <=> %s::vector"
         order = f"({distance}) + 0.0" if exact else distance
-        with connection.cursor() as cursor:
+        with connection.cursor() as cursor, _exact_scan_plans(cursor) if exact else nullcontext():
             cursor.execute(
                 f"SELECT s.id FROM ({self.sql}) AS s WHERE s.embedding IS NOT NULL ORDER BY {order} LIMIT %s",
                 [*self.params, vector_text(vector), k],
@@ -472,25 +473,10 @@ def lexical_candidates(queryset, query: str, k: int, *, filtered_rows: int | Non
 
 
 @contextmanager
-def _word_index_plans(cursor):
-    """Plan the statements inside to find the words through the GIN index, back to what was set after.
-
-    For the bounded lexical query: the planner prices a tsquery match per row far below what it
-    costs. For a LIMITed match it preferred reading the table in order and testing row after row
-    until enough match: at 100,000 memories that took 9–16 ms where the GIN index takes 2; sequential
-    scans are off. It also chose a bitmap scan of another index (status, superseded_by) whose
-    condition holds for nearly every row and tested the words on each: at 10,000 memories, 8–10 ms
-    where the GIN index takes 3. Pricing operators at LEXICAL_PLAN_CPU_OPERATOR_COST instead of
-    PostgreSQL's 0.0025 makes testing ten thousand rows cost what it does (README "Benchmarks", stop
-    34), which also keeps the other indexes' ordered scans out. Index scans stay on: a filter to an
-    entity reads that entity's memories from the mentions' (entity, memory) index alone, where a
-    bitmap scan fetched each mention's row (at 100,000 memories the project filter's statement took
-    a third less: README "Benchmarks", stop 38). The settings are transaction-local (call inside a
-    transaction), so a failure inside cannot leave them behind on the connection."""
-    planner = {
-        "enable_seqscan": "off",
-        "cpu_operator_cost": str(setting("LEXICAL_PLAN_CPU_OPERATOR_COST")),
-    }
+def _planned_with(cursor, planner: dict[str, str]):
+    """Plan the statements inside with the ``planner`` settings, back to what was set after. The
+    settings are transaction-local (call inside a transaction), so a failure inside cannot leave
+    them behind on the connection."""
     cursor.execute(
         "SELECT "
         + ", ".join(f"current_setting('{name}'), set_config('{name}', %s, true)" for name in planner),
@@ -504,6 +490,36 @@ def _word_index_plans(cursor):
             "SELECT " + ", ".join(f"set_config('{name}', %s, true)" for name in planner),
             list(previous),
         )
+
+
+def _exact_scan_plans(cursor):
+    """Plan an exact vector scan with a page read out of order priced at
+    VECTOR_EXACT_RANDOM_PAGE_COST instead of PostgreSQL's 4, which assumes a disk; the memories
+    are in memory. At 4, to pick the few percent of memories an entity filter keeps, it read every
+    memory of the table and hashed the filter's: at 100,000 memories a filter keeping 3% took 55 ms
+    where looking up its memories by key takes 18, with the same nearest (README "Benchmarks", stop
+    38)."""
+    return _planned_with(cursor, {"random_page_cost": str(setting("VECTOR_EXACT_RANDOM_PAGE_COST"))})
+
+
+def _word_index_plans(cursor):
+    """Plan the statements inside to find the words through the GIN index, back to what was set after.
+
+    For the bounded lexical query: the planner prices a tsquery match per row far below what it
+    costs. For a LIMITed match it preferred reading the table in order and testing row after row
+    until enough match: at 100,000 memories that took 9–16 ms where the GIN index takes 2; sequential
+    scans are off. It also chose a bitmap scan of another index (status, superseded_by) whose
+    condition holds for nearly every row and tested the words on each: at 10,000 memories, 8–10 ms
+    where the GIN index takes 3. Pricing operators at LEXICAL_PLAN_CPU_OPERATOR_COST instead of
+    PostgreSQL's 0.0025 makes testing ten thousand rows cost what it does (README "Benchmarks", stop
+    34), which also keeps the other indexes' ordered scans out. Index scans stay on: a filter to an
+    entity reads that entity's memories from the mentions' (entity, memory) index alone, where a
+    bitmap scan fetched each mention's row (at 100,000 memories the project filter's statement took
+    a third less: README "Benchmarks", stop 38). Call inside a transaction (:func:`_planned_with`)."""
+    return _planned_with(
+        cursor,
+        {"enable_seqscan": "off", "cpu_operator_cost": str(setting("LEXICAL_PLAN_CPU_OPERATOR_COST"))},
+    )
 
 
 def estimated_rows(queryset) -> int:

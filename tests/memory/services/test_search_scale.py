@@ -155,6 +155,25 @@ def test_an_index_scan_that_yields_too_few_filtered_rows_falls_back_to_an_exact_
     assert ids == exact_ids(base, vector, 10)
 
 
+def test_an_exact_scan_finds_the_nearest_and_leaves_the_planner_as_it_found_it(db):
+    # The exact scan is planned with cheaper random page reads; what follows in the transaction is
+    # planned with the caller's settings again.
+    project_corpus()
+    alpha = entity_service.entities_for_slugs(["project:alpha"], create=False)["project:alpha"]
+    base = Memory.objects.servable().mentioning([alpha.pk])
+    vector = embeddings.encode_one("what did we agree on for caching?")
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL random_page_cost = 3")
+        ids, plan = vector_candidates(base, vector, 10, filtered=True)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_setting('random_page_cost')")
+            assert cursor.fetchone() == ("3",)
+    assert plan == "exact"
+    nearest = sorted(base, key=lambda memory: -float(embeddings.encode_one(memory.content) @ vector))[:10]
+    assert ids == [memory.pk for memory in nearest]
+
+
 def test_entity_filtered_search_gives_the_same_results_whichever_vector_plan_serves_it(db, settings):
     project_corpus()
     query = "which rule did the team agree on for feature flags?"
