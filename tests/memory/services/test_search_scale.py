@@ -170,7 +170,7 @@ def test_an_exact_scan_finds_the_nearest_and_leaves_the_planner_as_it_found_it(d
             cursor.execute("SELECT current_setting('random_page_cost')")
             assert cursor.fetchone() == ("3",)
     assert plan == "exact"
-    nearest = sorted(base, key=lambda memory: -float(embeddings.encode_one(memory.content) @ vector))[:10]
+    nearest = sorted(base, key=lambda memory: -float(memory.embedding @ vector))[:10]
     assert ids == [memory.pk for memory in nearest]
 
 
