@@ -29,7 +29,7 @@ from datetime import datetime
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, models, transaction
+from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -47,6 +47,7 @@ from memory.models import (
     SessionMessage,
 )
 from memory.services.errors import InvalidInput
+from memory.services.search import vector_text
 
 FORMAT = "memorylane-export"
 VERSION = 1
@@ -458,18 +459,28 @@ def import_plan(
     return report
 
 
+# One statement writes a batch's embeddings (ids and pgvector's text form, side by side).
+EMBEDDINGS_UPDATE_SQL = (
+    "UPDATE memory_memory AS m SET embedding = v.embedding::vector "
+    "FROM unnest(%s::uuid[], %s::text[]) AS v(id, embedding) WHERE m.id = v.id"
+)
+
+
 def _recompute_embeddings(*, missing_only: bool = False) -> int:
     """Embed every memory with this server's model, or only those without an embedding (a file
     written by another tool may carry none: such a memory could be found by its words only, and a
-    store could not recognise it as a duplicate). Returns how many were embedded."""
+    store could not recognise it as a duplicate), BACKUP_BATCH_SIZE at a time, one statement each.
+    Returns how many were embedded."""
     batch = setting("BACKUP_BATCH_SIZE")
     memories = Memory.objects.filter(embedding__isnull=True) if missing_only else Memory.objects.all()
     pks = list(memories.order_by("pk").values_list("pk", flat=True))
     for start in range(0, len(pks), batch):
-        chunk = list(Memory.objects.filter(pk__in=pks[start : start + batch]).only("pk", "content"))
-        vectors = embeddings.encode([m.content for m in chunk])
-        for memory, vector in zip(chunk, vectors, strict=True):
-            Memory.objects.filter(pk=memory.pk).update(embedding=vector.tolist())
+        chunk = list(Memory.objects.filter(pk__in=pks[start : start + batch]).values_list("pk", "content"))
+        vectors = embeddings.encode([content for _, content in chunk])
+        with connection.cursor() as cursor:
+            cursor.execute(
+                EMBEDDINGS_UPDATE_SQL, [[pk for pk, _ in chunk], [vector_text(vector) for vector in vectors]]
+            )
     return len(pks)
 
 
