@@ -569,6 +569,9 @@ MEMORY_LANE: dict = {
     # LEXICAL_SCAN_ROWS scores only those holding all of its words and those holding its rarest ones (up
     # to this many each), with corpus-wide document frequencies; below it every match is scored.
     "LEXICAL_SCAN_ROWS": 2000,
+    # … and when even its rarest word is held by more than that (its scan a sample of them), that scan
+    # is skipped if the memories holding every word fill the candidate list.
+    "LEXICAL_SKIP_SAMPLED_RAREST": True,
     # Up to this many words in a question, BM25 reads each word's count in a memory from ts_rank (a
     # test per word and row); a longer question unnests each matched memory's words instead. The same
     # scores either way; the cheaper one by the question's length (README "Benchmarks", stop 33).

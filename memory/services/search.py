@@ -151,10 +151,17 @@ idf AS (
 # The bounded form, for queries whose words match more memories than LEXICAL_SCAN_ROWS: only the
 # memories of two LIMITed index scans are scored (those holding every query word, and those
 # holding the rarest ones), with corpus-wide document frequencies passed in. Both scans return the
-# rows' lexemes: joining back to the table for them cost a quarter of the query.
+# rows' lexemes: joining back to the table for them cost a quarter of the query. The rarest words'
+# scan runs when its parameter says it is complete (not a sample), or when fewer than k memories
+# hold every word (the count is a one-time filter: the scan is never started otherwise).
 BOUNDED_LEXICAL_SQL = """
 WITH idf AS (SELECT %s::float8[] AS w, %s::float8 AS total),
-pool AS (({every_word}) UNION ALL ({rarest_words})),
+every_word AS MATERIALIZED ({every_word}),
+pool AS (
+    (SELECT * FROM every_word)
+    UNION ALL
+    (SELECT * FROM ({rarest_words}) AS r WHERE %s OR (SELECT count(*) FROM every_word) < %s)
+),
 matches AS (
     SELECT DISTINCT ON (id) id, search_vector AS sv, length(search_vector)::float8 AS dl FROM pool
 ),
@@ -418,8 +425,11 @@ def lexical_candidates(queryset, query: str, k: int, *, filtered_rows: int | Non
     document frequencies taken from the filtered matches. Otherwise only the memories that hold
     every query word and those that hold its rarest words (up to LEXICAL_SCAN_ROWS each) are
     scored, with corpus-wide document frequencies: a memory that shares only common words with the
-    question cannot outscore those, except by holding a common word many times. Call inside a
-    transaction (the bounded form sets planner switches for it)."""
+    question cannot outscore those, except by holding a common word many times. When even the
+    rarest word is held by more than LEXICAL_SCAN_ROWS memories, its scan is a sample (the first it
+    meets), and it is skipped when the memories holding every word already fill the ``k``
+    (LEXICAL_SKIP_SAMPLED_RAREST; README "Benchmarks", stop 39). Call inside a transaction (the
+    bounded form sets planner switches for it)."""
     lexemes = _query_lexemes(query)
     if not lexemes:
         return []
@@ -458,6 +468,8 @@ def lexical_candidates(queryset, query: str, k: int, *, filtered_rows: int | Non
             math.fsum(idf),
             *every_params,
             *rarest_params,
+            held <= budget or not setting("LEXICAL_SKIP_SAMPLED_RAREST"),  # a sample otherwise
+            k,
             *bm25.params["term_counts"],
             *bm25.params["bm25"],
         ]

@@ -127,6 +127,7 @@ def test_a_database_outage_is_a_503_with_retry_after_everywhere_and_heals_by_its
     with uvicorn_server(url, tmp_path / "uvicorn.log", lifespan="off") as base:
         store = {"content": "Outages answer 503 with Retry-After, never 500.", "type": "learning"}
         assert call(f"{base}/api/v1/observations", method="POST", body=store, headers=bearer)[0] == 201
+        assert call(f"{base}/api/v1/search?q=outage+retry", headers=bearer)[0] == 200
         proxy.cut()
 
         status, headers, body = call(
@@ -168,6 +169,10 @@ def test_a_database_outage_is_a_503_with_retry_after_everywhere_and_heals_by_its
             headers=bearer,
         )
         assert status == 201, body
+        status, _, body = call(f"{base}/api/v1/search?q=outage+retry", headers=bearer)
+        assert status == 200, body
+        found = json.loads(body)["results"][0]
+        assert "Retry-After" in found["memory"]["content"] and found["explain"]["lexical_rank"] == 1
         assert call(f"{base}/api/v1/health")[0] == 200
         assert call(f"{base}/memories/", headers={"Cookie": cookie})[0] == 200
     assert "Traceback" not in (tmp_path / "uvicorn.log").read_text()

@@ -81,6 +81,49 @@ def test_the_bounded_scan_scores_a_memory_as_the_full_scan_does(db, settings):
         assert coverage == pytest.approx(full[pk][1], rel=1e-6)
 
 
+def test_a_sample_of_the_rarest_word_is_scored_only_when_every_word_leaves_room(db, settings):
+    # "deploy", the question's rarest word, is held by 10 memories, more than the scan's budget of 4:
+    # its scan would be a sample (the first 4 it meets, here those of the runbook). Four memories
+    # hold every word of the question.
+    runbook = memory_store_batch(
+        [{"content": f"Deploy runbook page {i} covers the rollback."} for i in range(6)], dedupe=False
+    )
+    every_word = memory_store_batch(
+        [{"content": f"The deploy script {i} runs the smoke tests first."} for i in range(4)], dedupe=False
+    )
+    memory_store_batch(
+        [{"content": f"The smoke tests {i} need the script runner image."} for i in range(12)], dedupe=False
+    )
+    runbook_ids = {result.memory.pk for result in runbook}
+    every_word_ids = {result.memory.pk for result in every_word}
+    tune(settings, LEXICAL_SCAN_ROWS=4)
+    query = "what does the deploy script do for the smoke tests?"
+
+    def candidates_and_scans(k: int) -> tuple[set, int]:
+        """The top ``k``, and how many of the statement's scans of the memories ran (EXPLAIN ANALYZE)."""
+        with transaction.atomic(), CaptureQueriesContext(connection) as statements:
+            found = {pk for pk, _, _ in lexical_candidates(Memory.objects.servable(), query, k)}
+        (statement,) = [s["sql"] for s in statements.captured_queries if "ts_rank" in s["sql"]]
+        with transaction.atomic(), connection.cursor() as cursor, search._word_index_plans(cursor):
+            cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + statement)
+            plan = cursor.fetchone()[0]
+        nodes, ran = [plan[0]["Plan"]], 0
+        while nodes:
+            node = nodes.pop()
+            nodes += node.get("Plans", [])
+            ran += node.get("Relation Name") == "memory_memory" and node["Actual Loops"] > 0
+        return found, ran
+
+    filled, scans = candidates_and_scans(3)
+    assert filled <= every_word_ids and len(filled) == 3
+    assert scans == 1  # every word fills the 3: the sample is not read
+    room, scans = candidates_and_scans(8)
+    # Only 4 hold every word: the sample is read, and fills the 8.
+    assert every_word_ids < room and room & runbook_ids and scans == 2
+    tune(settings, LEXICAL_SCAN_ROWS=4, LEXICAL_SKIP_SAMPLED_RAREST=False)
+    assert candidates_and_scans(3) == (filled, 2)  # without the rule it is read, and here changes nothing
+
+
 def test_the_bounded_scan_leaves_the_planner_as_it_found_it(db, settings):
     # The bounded query is planned without sequential scans and with dearer operators; what follows in
     # the transaction (an exact vector scan) must be planned with the caller's settings again.
