@@ -82,9 +82,9 @@ def test_the_bounded_scan_scores_a_memory_as_the_full_scan_does(db, settings):
 
 
 def test_a_sample_of_the_rarest_word_is_scored_only_when_every_word_leaves_room(db, settings):
-    # "deploy", the question's rarest word, is held by 10 memories, more than the scan's budget of 4:
-    # its scan would be a sample (the first 4 it meets, here those of the runbook). Four memories
-    # hold every word of the question.
+    # "deploy", the question's rarest word, is held by 10 memories, more than the scan's budget of 5:
+    # its scan would be a sample (the first 5 it meets, so at least one of the runbook's). Four
+    # memories hold every word of the question.
     runbook = memory_store_batch(
         [{"content": f"Deploy runbook page {i} covers the rollback."} for i in range(6)], dedupe=False
     )
@@ -96,7 +96,7 @@ def test_a_sample_of_the_rarest_word_is_scored_only_when_every_word_leaves_room(
     )
     runbook_ids = {result.memory.pk for result in runbook}
     every_word_ids = {result.memory.pk for result in every_word}
-    tune(settings, LEXICAL_SCAN_ROWS=4)
+    tune(settings, LEXICAL_SCAN_ROWS=5)
     query = "what does the deploy script do for the smoke tests?"
 
     def candidates_and_scans(k: int) -> tuple[set, int]:
@@ -120,7 +120,7 @@ def test_a_sample_of_the_rarest_word_is_scored_only_when_every_word_leaves_room(
     room, scans = candidates_and_scans(8)
     # Only 4 hold every word: the sample is read, and fills the 8.
     assert every_word_ids < room and room & runbook_ids and scans == 2
-    tune(settings, LEXICAL_SCAN_ROWS=4, LEXICAL_SKIP_SAMPLED_RAREST=False)
+    tune(settings, LEXICAL_SCAN_ROWS=5, LEXICAL_SKIP_SAMPLED_RAREST=False)
     assert candidates_and_scans(3) == (filled, 2)  # without the rule it is read, and here changes nothing
 
 
