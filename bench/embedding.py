@@ -52,10 +52,18 @@ def speed(model, corpus: list[str], questions: list[str], batch: int) -> tuple[d
     return figures, vectors
 
 
+def peak_rss_mb() -> int:
+    """This process's peak resident set since it started its program. Not ``getrusage``'s
+    ``ru_maxrss``: Linux carries that across ``exec``, so a child would report its parent's peak
+    (the parent exports the ONNX model with torch on a first run)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) // 1024
+    return 0
+
+
 def run_backend(backend: str, texts: int, queries: int, vectors_out: Path) -> dict:
     """In this process: load ``backend``, time it, save its vectors of the first texts."""
-    import resource
-
     import django
     import numpy as np
 
@@ -75,7 +83,7 @@ def run_backend(backend: str, texts: int, queries: int, vectors_out: Path) -> di
         "backend": model.backend,
         "load_s": round(load, 2),
         **figures,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+        "peak_rss_mb": peak_rss_mb(),
         "torch_imported": "torch" in sys.modules,
     }
 

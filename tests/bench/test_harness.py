@@ -273,6 +273,8 @@ def test_the_embedding_harness_compares_both_backends_on_the_same_texts():
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert report["torch"]["backend"] == "torch" and report["onnx"]["backend"] == "onnx"
     assert report["onnx"]["torch_imported"] is False  # the ONNX server process never loads torch
+    # Each backend's own peak, not the parent's: the ONNX process, without torch, is the smaller.
+    assert 0 < report["onnx"]["peak_rss_mb"] < report["torch"]["peak_rss_mb"]
     assert report["min_cosine"] > 0.9999
     for backend in ("torch", "onnx"):
         assert report[backend]["texts_per_s"] > 0 and report[backend]["query_p95_ms"] > 0
