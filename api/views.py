@@ -310,8 +310,8 @@ def store_result(result) -> dict:
 def store_results(results: list) -> list[dict]:
     """The bodies of stores (POST /observations and its batch, the MCP remember tool): each memory as
     stored, read again with its author, session and entities in two statements for the whole list
-    (through the ORM, two queries per memory cost a tenth of a store's Python time; README
-    "Benchmarks", stop 29)."""
+    (through the ORM, two queries per memory cost a tenth of a store's Python time;
+    bench/HISTORY.md, stop 29)."""
     stored = memories_as_shown([result.memory.pk for result in results])
     memories = with_entity_slugs([stored[result.memory.pk] for result in results])
     serialized = s.MemorySerializer(memories, many=True).data

@@ -118,7 +118,7 @@ class OnnxEncoder:
                     options = onnxruntime.SessionOptions()
                     options.log_severity_level = 3
                     # onnxruntime's threads spin for a while after each run, waiting for the next:
-                    # under load that burned a core the database needed (README "Benchmarks", load).
+                    # under load that burned a core the database needed (bench/HISTORY.md, load).
                     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                     options.intra_op_num_threads = threads  # 0: one per core
                     session = onnxruntime.InferenceSession(
@@ -336,9 +336,9 @@ class ChunkedEncoding:
     """Texts embedded in chunks of EMBEDDING_PIPELINE_CHUNK on background threads, handed back in the
     order they were added, while the caller goes on: a batch store prepares the next items, and looks
     up, decides and inserts the first chunks, as the model embeds the rest (the model and the
-    database each keep a core busy; one after the other, each left the other core idle: README
-    "Benchmarks", stop 31). EMBEDDING_PIPELINE_THREADS threads per process serve every caller's
-    chunks, in turn."""
+    database each keep a core busy; one after the other, each left the other core idle:
+    bench/HISTORY.md, stop 31). EMBEDDING_PIPELINE_THREADS threads per process serve every
+    caller's chunks, in turn."""
 
     def __init__(self) -> None:
         self._size = max(1, setting("EMBEDDING_PIPELINE_CHUNK"))
@@ -384,7 +384,7 @@ _pipelines_lock = threading.Lock()
 def _pipeline() -> ThreadPoolExecutor:
     """This process's EMBEDDING_PIPELINE_THREADS embedding threads for :class:`ChunkedEncoding` (a
     forked child makes its own). Each runs one chunk at a time on a one-thread session, so with two
-    the model takes both cores while the caller waits on the database (README "Benchmarks", stop 34)."""
+    the model takes both cores while the caller waits on the database (bench/HISTORY.md, stop 34)."""
     key = (os.getpid(), max(1, setting("EMBEDDING_PIPELINE_THREADS")))
     if key not in _pipelines:
         with _pipelines_lock:

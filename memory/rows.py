@@ -2,7 +2,7 @@
 
 Compiling a queryset costs more than running it when the query is small: for the token lookup of
 every API request and for a search's results this was a sixth and a tenth of the web processes'
-Python time (README "Benchmarks", stops 26 and 27). :func:`row_reader` builds the statement once
+Python time (bench/HISTORY.md, stops 26 and 27). :func:`row_reader` builds the statement once
 per process from the models' metadata; :meth:`RowReader.read` builds the instances as the ORM does
 (``from_db``, the fields' converters, the related objects cached), with the columns not read
 deferred.

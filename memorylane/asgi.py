@@ -5,7 +5,7 @@ else to Django.
 
 Django runs as a WSGI application on a fixed pool of WEB_THREADS threads (a2wsgi). Its ASGI
 handler ran each request on a new thread and crossed between that thread and the event loop around
-every middleware, which under load cost more CPU than the requests' own work (README "Benchmarks",
+every middleware, which under load cost more CPU than the requests' own work (bench/HISTORY.md,
 load). The fixed threads also keep their database connections between requests when
 DATABASE_CONN_MAX_AGE is set.
 

@@ -311,23 +311,23 @@ MEMORY_LANE: dict = {
     "EMBEDDING_DIMENSIONS": 384,
     # Texts per model call. Smaller calls keep the model's working memory in the CPU's cache: 16
     # took 25% less CPU than 64 on one thread and a third less time on two, with the same vectors
-    # (README "Benchmarks", stop 36).
+    # (bench/HISTORY.md, stop 36).
     "EMBEDDING_BATCH_SIZE": 16,
     "EMBEDDING_BACKEND": "onnx",  # onnx (the model exported once, run by onnxruntime) | torch
     # Threads per web process serving Django (memorylane/asgi.py); the processes are WEB_CONCURRENCY.
     "WEB_THREADS": envint("MEMORYLANE_WEB_THREADS", "4"),
     # onnxruntime's threads per model call of at least EMBEDDING_PARALLEL_MIN_TEXTS texts (a batch
     # store, an extraction); 0 lets it take one per core. A smaller call (a query, a store) runs on
-    # one thread: split across two, it cost 10–30% more CPU (README "Benchmarks", stop 27).
+    # one thread: split across two, it cost 10–30% more CPU (bench/HISTORY.md, stop 27).
     "EMBEDDING_THREADS": envint("MEMORYLANE_EMBEDDING_THREADS", "0"),
     "EMBEDDING_PARALLEL_MIN_TEXTS": 16,
     # A batch store embeds its items in chunks of this many on background threads and looks up,
     # decides and inserts each chunk while the model embeds the next (memory/embeddings.py
     # ChunkedEncoding). Below EMBEDDING_PARALLEL_MIN_TEXTS a chunk runs on one onnxruntime thread
-    # (README "Benchmarks", stop 31).
+    # (bench/HISTORY.md, stop 31).
     "EMBEDDING_PIPELINE_CHUNK": 10,
     # Threads per process running those chunks, each on a one-thread session: with two, the model
-    # takes both cores while the batch waits on the database (README "Benchmarks", stop 34).
+    # takes both cores while the batch waits on the database (bench/HISTORY.md, stop 34).
     "EMBEDDING_PIPELINE_THREADS": envint("MEMORYLANE_EMBEDDING_PIPELINE_THREADS", "2"),
     # §4.1 taxonomy
     "TYPE_WEIGHTS": {
@@ -574,11 +574,11 @@ MEMORY_LANE: dict = {
     "LEXICAL_SKIP_SAMPLED_RAREST": True,
     # Up to this many words in a question, BM25 reads each word's count in a memory from ts_rank (a
     # test per word and row); a longer question unnests each matched memory's words instead. The same
-    # scores either way; the cheaper one by the question's length (README "Benchmarks", stop 33).
+    # scores either way; the cheaper one by the question's length (bench/HISTORY.md, stop 33).
     "LEXICAL_RANK_COUNT_MAX_WORDS": 30,
     # The planner's price of an operator (PostgreSQL's cpu_operator_cost, 0.0025 by default) while it
     # plans the bounded lexical statement: at the default, testing the words on every row of the table
-    # looked cheaper than the GIN index (search._word_index_plans; README "Benchmarks", stop 34).
+    # looked cheaper than the GIN index (search._word_index_plans; bench/HISTORY.md, stop 34).
     "LEXICAL_PLAN_CPU_OPERATOR_COST": 0.02,
     "LEXICAL_STATS_SECONDS": 300,  # corpus size, average length and lexeme counts are kept this long per process
     "LEXICAL_STATS_EXACT_ROWS": 100_000,  # up to this many memories they are counted; above, estimated and sampled
@@ -590,7 +590,7 @@ MEMORY_LANE: dict = {
     "VECTOR_EXACT_MAX_ROWS": 10_000,
     # The planner's price of a page read out of order (PostgreSQL's random_page_cost, 4 by default,
     # which assumes a disk) while it plans an exact vector scan: at 4 it read the whole table to pick
-    # a filter's few percent (search._exact_scan_plans; README "Benchmarks", stop 38).
+    # a filter's few percent (search._exact_scan_plans; bench/HISTORY.md, stop 38).
     "VECTOR_EXACT_RANDOM_PAGE_COST": 1.1,
     "VECTOR_OVERFETCH": 2.0,
     "HNSW_EF_SEARCH_MAX": 1000,  # pgvector's own limit

@@ -3,7 +3,7 @@
 A search filtered to an entity (a project, a person) hashes that entity's memory ids. From an index
 on ``entity_id`` alone every one of those mentions was fetched from the table, scattered over
 thousands of pages at 100,000 memories; ``(entity_id, memory_id)`` serves them from the index alone
-(README "Benchmarks", stop 38). The new index is built before the old one is dropped, so lookups by
+(bench/HISTORY.md, stop 38). The new index is built before the old one is dropped, so lookups by
 entity always have one.
 """
 

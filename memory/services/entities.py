@@ -79,7 +79,7 @@ def entities_for_slugs(slugs: Iterable[str], *, create: bool) -> dict[str, Entit
 def _entities_by_slug(slugs: list[str]) -> dict[str, Entity]:
     """The entities of ``slugs`` (those that exist), each with the one it was merged into. One
     hand-written statement (memory/rows.py): every store resolves its entities, and through the ORM
-    the lookup cost 0.8 ms of Python, 0.2 now (README "Benchmarks", stop 29)."""
+    the lookup cost 0.8 ms of Python, 0.2 now (bench/HISTORY.md, stop 29)."""
     if not slugs:
         return {}
     found = row_reader(Entity, (("merged_into", None),), key="slug", many=True).read([slugs])
@@ -270,7 +270,7 @@ def name_index() -> NameIndex:
 
 def newest_entity_id() -> int | None:
     """The newest entity's id (the name index's freshness check on every search): a hand-written
-    statement, 0.10 ms of Python against 0.39 through the ORM's aggregate (README "Benchmarks", stop 29)."""
+    statement, 0.10 ms of Python against 0.39 through the ORM's aggregate (bench/HISTORY.md, stop 29)."""
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT max({connection.ops.quote_name(Entity._meta.pk.column)}) "
@@ -282,7 +282,7 @@ def newest_entity_id() -> int | None:
 def entity_slugs_of(memory_ids: list) -> dict:
     """``{memory id: sorted slugs}`` of the entities the memories ``memory_ids`` mention (resolved
     mentions only), every id present. One hand-written statement: a search's results look them up
-    on every request, and through the ORM that cost 0.7 ms of Python, 0.2 now (README "Benchmarks",
+    on every request, and through the ORM that cost 0.7 ms of Python, 0.2 now (bench/HISTORY.md,
     stop 29)."""
     slugs: dict = {pk: set() for pk in memory_ids}
     if slugs:

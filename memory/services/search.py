@@ -87,7 +87,7 @@ def intent_types(query: str) -> list[str]:
 # holds the word and norm = k1 × (1 − b + b × its number of lexemes / the average number). ``ideal``,
 # what a memory holding each word once at the average length would score (the sum of their idf), is
 # what coverage divides by. The counts come one of two ways (:func:`_bm25_sql`), with the same
-# results (README "Benchmarks", stop 33):
+# results (bench/HISTORY.md, stop 33):
 # - per word, for a question of up to LEXICAL_RANK_COUNT_MAX_WORDS words: one column per word, read
 #   from ts_rank. For a one-word tsquery with every weight 1, ts_rank gives (1 + 1/2² + … + 1/tf²) ÷
 #   (π²/6), and as the rest of that series is close to 1/(tf + ½), tf = round(1 / ((π²/6) × (1 −
@@ -103,7 +103,7 @@ TERM_COUNT_SQL = (
 )
 NORM_SQL = "%s * (1 - %s + %s * x.dl / %s) AS norm"  # k1, b, b, the average length
 # The per-word counts are MATERIALIZED: a CTE read once is inlined, and BM25 names each count twice
-# (tf / (tf + norm)), so PostgreSQL ran each word's ts_rank twice per row (README "Benchmarks", stop 34).
+# (tf / (tf + norm)), so PostgreSQL ran each word's ts_rank twice per row (bench/HISTORY.md, stop 34).
 WORD_COLUMNS_SQL = {
     "term_counts": "tf AS MATERIALIZED (SELECT x.id, " + NORM_SQL + ", {counts} FROM matches x)",
     "document_counts": "df AS (SELECT ARRAY[{counts}]::float8[] AS df FROM tf)",
@@ -346,7 +346,7 @@ class Searched:
     vector scan, the planner's estimate) is written around it. PostgreSQL pulls such a plain
     subquery up into the statement, so the plans are those of the queryset's own filters. Compiling
     the queryset again for each statement (and converting the vector twice) cost ~2 ms of a
-    search's Python time (README "Benchmarks", stop 28)."""
+    search's Python time (bench/HISTORY.md, stop 28)."""
 
     sql: str
     params: tuple
@@ -395,7 +395,7 @@ def servable_searched(now: datetime, **filters: str) -> Searched:
     """``Memory.objects.servable(now).filter(**filters)`` (equality on plain columns, such as
     ``memory_type``) as a :class:`Searched`. Its statement depends only on which filters there are,
     so it is compiled once per process for each set of names and only the values change: compiling
-    it for every search cost ~1.5 ms of Python (README "Benchmarks", stop 30)."""
+    it for every search cost ~1.5 ms of Python (bench/HISTORY.md, stop 30)."""
     shape = tuple(sorted(filters))
     template = _servable_statements.get(shape)
     if template is None:
@@ -428,7 +428,7 @@ def lexical_candidates(queryset, query: str, k: int, *, filtered_rows: int | Non
     question cannot outscore those, except by holding a common word many times. When even the
     rarest word is held by more than LEXICAL_SCAN_ROWS memories, its scan is a sample (the first it
     meets), and it is skipped when the memories holding every word already fill the ``k``
-    (LEXICAL_SKIP_SAMPLED_RAREST; README "Benchmarks", stop 39). Call inside a transaction (the
+    (LEXICAL_SKIP_SAMPLED_RAREST; bench/HISTORY.md, stop 39). Call inside a transaction (the
     bounded form sets planner switches for it)."""
     lexemes = _query_lexemes(query)
     if not lexemes:
@@ -509,7 +509,7 @@ def _exact_scan_plans(cursor):
     VECTOR_EXACT_RANDOM_PAGE_COST instead of PostgreSQL's 4, which assumes a disk; the memories
     are in memory. At 4, to pick the few percent of memories an entity filter keeps, it read every
     memory of the table and hashed the filter's: at 100,000 memories a filter keeping 3% took 55 ms
-    where looking up its memories by key takes 18, with the same nearest (README "Benchmarks", stop
+    where looking up its memories by key takes 18, with the same nearest (bench/HISTORY.md, stop
     38)."""
     return _planned_with(cursor, {"random_page_cost": str(setting("VECTOR_EXACT_RANDOM_PAGE_COST"))})
 
@@ -523,11 +523,11 @@ def _word_index_plans(cursor):
     scans are off. It also chose a bitmap scan of another index (status, superseded_by) whose
     condition holds for nearly every row and tested the words on each: at 10,000 memories, 8–10 ms
     where the GIN index takes 3. Pricing operators at LEXICAL_PLAN_CPU_OPERATOR_COST instead of
-    PostgreSQL's 0.0025 makes testing ten thousand rows cost what it does (README "Benchmarks", stop
+    PostgreSQL's 0.0025 makes testing ten thousand rows cost what it does (bench/HISTORY.md, stop
     34), which also keeps the other indexes' ordered scans out. Index scans stay on: a filter to an
     entity reads that entity's memories from the mentions' (entity, memory) index alone, where a
     bitmap scan fetched each mention's row (at 100,000 memories the project filter's statement took
-    a third less: README "Benchmarks", stop 38). Call inside a transaction (:func:`_planned_with`)."""
+    a third less: bench/HISTORY.md, stop 38). Call inside a transaction (:func:`_planned_with`)."""
     return _planned_with(
         cursor,
         {"enable_seqscan": "off", "cpu_operator_cost": str(setting("LEXICAL_PLAN_CPU_OPERATOR_COST"))},
@@ -725,7 +725,7 @@ def memory_search(
     fusion = fusion_context(candidates, query)
     rules = {"mode": mode, "boosted": boosted, "strict": strict, "now": now, "fusion": fusion}
     # Every candidate is scored; only those shown are explained (building ~100 explanations cost more
-    # than the scores: README "Benchmarks", stop 30).
+    # than the scores: bench/HISTORY.md, stop 30).
     scored = []
     for candidate in candidates:
         if (result := score_candidate(candidate, **rules, explain=False)) is not None:
@@ -754,7 +754,7 @@ def with_whole_rows(hits: list[SearchHit]) -> list[SearchHit]:
     RESULT_LEFT_OUT, and RESULT_RELATED_FIELDS of their author and session, as model instances (the
     other columns deferred). A memory deleted meanwhile is left out. Read by one hand-written
     statement (:mod:`memory.rows`): through the ORM this was a tenth of the web processes' Python
-    time under load (README "Benchmarks", stop 27)."""
+    time under load (bench/HISTORY.md, stop 27)."""
     if not hits:
         return []
     whole = memories_as_shown([hit.memory.pk for hit in hits])
@@ -802,14 +802,14 @@ def scored_rows(ids: list, vector) -> dict:
 
     Similarity is computed by the database: shipping 384 floats per candidate back costs more. One
     hand-written statement and plain rows: through the ORM (the query compiled, a deferred model
-    built per row) the ~100 candidates of a search cost twice as much (README "Benchmarks", load)."""
+    built per row) the ~100 candidates of a search cost twice as much (bench/HISTORY.md, load)."""
     if not ids:
         return {}
     quote = connection.ops.quote_name
 
     def column(name: str) -> str:
         # A time is read as seconds since the epoch: the driver's timestamp loader, in Python, cost
-        # more than the rest of the row (README "Benchmarks", stop 30).
+        # more than the rest of the row (bench/HISTORY.md, stop 30).
         quoted = quote(Memory._meta.get_field(name).column)
         return f"extract(epoch FROM {quoted})::float8" if name in SCORED_TIMES else quoted
 
@@ -1087,7 +1087,7 @@ def record_retrieval(hits: list[SearchHit], session: Session | None, now: dateti
     if session is not None:
         # Shown again (after a reset of the agent's history): when it was last shown is what counts.
         # One hand-written statement: through the ORM (a Recall instance per hit, the insert compiled)
-        # counting and recalling ten results cost 1.1 ms of Python, 0.55 now (README "Benchmarks",
+        # counting and recalling ten results cost 1.1 ms of Python, 0.55 now (bench/HISTORY.md,
         # stop 29).
         recall = Recall._meta
         quote = connection.ops.quote_name

@@ -56,8 +56,8 @@ def _find_or_start(*, user, reference: str, create: bool, agent: str | None) -> 
         raise InvalidInput({"session_id": [f"A session id is 1 to {MAX_EXTERNAL_ID} characters."]})
     reference = reference.strip()
     # Read by hand-written statements (memory/rows.py): every search and store of an agent's session
-    # looks its session up, and through the ORM that cost 0.7–0.8 ms of Python, 0.2 now (README
-    # "Benchmarks", stop 29).
+    # looks its session up, and through the ORM that cost 0.7–0.8 ms of Python, 0.2 now
+    # (bench/HISTORY.md, stop 29).
     try:
         found = row_reader(Session, key=("pk", "user")).read([uuid.UUID(reference), user.pk])
     except ValueError:

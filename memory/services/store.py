@@ -234,7 +234,7 @@ ORDER BY created_at DESC
 # bound); their entities are then read for all of them at once, and the nearest of a compatible scope
 # kept. Tested candidate by candidate inside the scan, the scope cost 31 µs a candidate, and where
 # most candidates are of another scope (memories about one owner among a hundred) the test ran on
-# all of them: two fifths of a batch store's lookups (README "Benchmarks", stop 36).
+# all of them: two fifths of a batch store's lookups (bench/HISTORY.md, stop 36).
 NEIGHBOURS_SQL = """
 WITH q AS MATERIALIZED (
     SELECT idx, vec::vector AS vec, ids::bigint[] AS ids, types::text[] AS types
@@ -324,7 +324,7 @@ def _with_resolved_mentions(ids: list) -> dict:
     """``{id: memory}`` for the memories ``ids`` (their vectors left out), each with its
     ``resolved_mentions`` (its resolved mentions, each with its entity). Two hand-written statements
     (memory/rows.py): every store reads its nearest memories, and through the ORM that cost ~9% of a
-    store's Python time (README "Benchmarks", stop 29)."""
+    store's Python time (bench/HISTORY.md, stop 29)."""
     if not ids:
         return {}
     reader = row_reader(Memory, many=True, left_out=("embedding", "search_vector"))
@@ -398,7 +398,7 @@ def _same_text(plans: list[_Plan]) -> dict[tuple[str, str], list[Memory]]:
     """The live memories with the text of an item, by ``(kind, content hash)``, newest first, read as
     :func:`_with_resolved_mentions` reads them. A hand-written statement: it finds nothing for
     nearly every store, and through the ORM (mostly compiling the query) it was a fifth of a store's
-    Python time (README "Benchmarks", stop 35)."""
+    Python time (bench/HISTORY.md, stop 35)."""
     ids = []
     with connection.cursor() as cursor:
         for kind in {p.prepared.kind for p in plans}:
@@ -563,7 +563,7 @@ def _store_many(
     try:
         with transaction.atomic():
             # Chunk by chunk as the model delivers them: look up, decide, insert. The database works
-            # on one chunk while the model embeds the next (README "Benchmarks", stop 31).
+            # on one chunk while the model embeds the next (bench/HISTORY.md, stop 31).
             for start, chunk in embeddings.vector_chunks(vectors):
                 part = range(start, start + len(chunk))
                 matrix[part.start : part.stop] = chunk
