@@ -60,7 +60,8 @@ def main() -> int:
     _, warm = timed(["hook", "session-start"], env, json.dumps({"session_id": "bench-warmup", "cwd": cwd}))
     if not warm.stdout:
         print(
-            "memlane hook session-start printed nothing: is the server up and the token valid?",
+            "memlane hook session-start printed nothing: is the server up, the token valid, and is there "
+            "a memory to show (store a few first)?",
             file=sys.stderr,
         )
         return 1
