@@ -27,6 +27,81 @@ def _choices_check(field: str, choices: type[models.TextChoices], model: str) ->
     )
 
 
+class TeamRole(models.TextChoices):
+    """DESIGN.md §11: owners manage members, tokens and settings; curators review and edit; members
+    read, write and give feedback; readers read."""
+
+    OWNER = "owner"
+    CURATOR = "curator"
+    MEMBER = "member"
+    READER = "reader"
+
+
+TEAM_SLUG_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+
+
+class Team(models.Model):
+    """A wall: every team-owned row carries its team, and nothing of one team is visible to, compared
+    with, or changed by another (DESIGN.md §11)."""
+
+    slug = models.CharField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["slug"]
+        constraints = [models.CheckConstraint(condition=Q(slug__regex=TEAM_SLUG_PATTERN), name="team_slug_format")]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Membership(models.Model):
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=TeamRole.choices, default=TeamRole.MEMBER)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["team__slug", "user__username"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "team"], name="membership_unique_user_team"),
+            _choices_check("role", TeamRole, "membership"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.team} ({self.role})"
+
+    @property
+    def scopes(self) -> frozenset[str]:
+        """What the role allows; a token of this membership never has more."""
+        return ROLE_SCOPES[self.role]
+
+    @property
+    def can_curate(self) -> bool:
+        return Scope.CURATE in self.scopes
+
+    @property
+    def can_write(self) -> bool:
+        return Scope.WRITE in self.scopes
+
+    @property
+    def is_owner(self) -> bool:
+        return self.role == TeamRole.OWNER
+
+
+class TeamQuerySet(models.QuerySet):
+    def for_team(self, team):
+        """The one way into a team-owned table: this team's rows and no other's."""
+        return self.filter(team=team)
+
+
+def team_key():
+    """The team column of a team-owned table. Composite indexes that start with it serve the lookups
+    by team, so most tables need no index of their own on it."""
+    return models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+", db_index=False)
+
+
 class Kind(models.TextChoices):
     OBSERVATION = "observation"
     REFLECTION = "reflection"
@@ -87,7 +162,7 @@ class Source(models.TextChoices):
     IMPORT = "import"
 
 
-class MemoryQuerySet(models.QuerySet):
+class MemoryQuerySet(TeamQuerySet):
     def observations(self) -> MemoryQuerySet:
         return self.filter(kind=Kind.OBSERVATION)
 
@@ -116,6 +191,14 @@ class MemoryQuerySet(models.QuerySet):
         if entity is not None:
             scope |= Q(mentions__entity=entity)
         return self.filter(scope).distinct()
+
+    def in_projects(self, slugs) -> MemoryQuerySet:
+        """Memories about one of the projects ``slugs`` (a token's project allow-list): nothing
+        team-wide, nothing of another project. Call on a team's queryset; slugs are per team."""
+        about = EntityMention.objects.filter(
+            resolved=True, entity__slug__in=list(slugs), entity__type=EntityType.PROJECT
+        ).values("memory_id")
+        return self.filter(pk__in=about)
 
     def mentioning(self, entity_ids) -> MemoryQuerySet:
         """Memories that mention any of the entities. A semi-join on the mentions' entity index, not a
@@ -149,6 +232,7 @@ class MemoryQuerySet(models.QuerySet):
 
 class Memory(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    team = team_key()
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.OBSERVATION)
     content = models.TextField()
     content_hash = models.CharField(max_length=64)
@@ -236,6 +320,7 @@ class Memory(models.Model):
             GinIndex(fields=["tags"], name="memory_tags_gin"),
             models.Index(fields=["status", "maturity"], name="memory_status_maturity"),
             models.Index(fields=["content_hash"], name="memory_content_hash"),
+            models.Index(fields=["team", "created_at"], name="memory_team_created"),
         ]
         constraints = [
             _choices_check("kind", Kind, "memory"),
@@ -264,7 +349,7 @@ class Memory(models.Model):
             ),
             # Two live memories of one scope never share content: concurrent stores of the same text meet here.
             models.UniqueConstraint(
-                fields=["kind", "content_hash", "scope_key"],
+                fields=["team", "kind", "content_hash", "scope_key"],
                 condition=Q(superseded_by__isnull=True, status__in=LIVE_CONTENT_STATUSES),
                 name="memory_unique_live_content",
             ),
@@ -322,13 +407,14 @@ class EntityType(models.TextChoices):
 ENTITY_SLUG_PATTERN = r"^(person|project|business|feature|agent|other):[a-z0-9]+(-[a-z0-9]+)*$"
 
 
-class EntityQuerySet(models.QuerySet):
+class EntityQuerySet(TeamQuerySet):
     def canonical(self) -> EntityQuerySet:
         return self.filter(merged_into__isnull=True)
 
 
 class Entity(models.Model):
-    slug = models.CharField(max_length=200, unique=True)
+    team = team_key()
+    slug = models.CharField(max_length=200)
     type = models.CharField(max_length=16, choices=EntityType.choices)
     name = models.CharField(max_length=200)
     aliases = ArrayField(models.CharField(max_length=200), default=list, blank=True)
@@ -344,6 +430,7 @@ class Entity(models.Model):
         ordering = ["slug"]
         verbose_name_plural = "entities"
         constraints = [
+            models.UniqueConstraint(fields=["team", "slug"], name="entity_unique_team_slug"),
             _choices_check("type", EntityType, "entity"),
             models.CheckConstraint(condition=Q(slug__regex=ENTITY_SLUG_PATTERN), name="entity_slug_format"),
             models.CheckConstraint(
@@ -359,6 +446,7 @@ class Entity(models.Model):
 
 
 class EntityMention(models.Model):
+    team = team_key()
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="mentions")
     # Indexed with the memory (Meta.indexes), not alone.
     entity = models.ForeignKey(
@@ -368,6 +456,8 @@ class EntityMention(models.Model):
     resolved = models.BooleanField(default=False)
     candidates = ArrayField(models.CharField(max_length=200), default=list, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+
+    objects = TeamQuerySet.as_manager()
 
     class Meta:
         constraints = [
@@ -380,7 +470,10 @@ class EntityMention(models.Model):
         ]
         # An entity's memories read from the index alone: a search filtered to an entity hashes them
         # without visiting the mentions' rows (search._word_index_plans).
-        indexes = [models.Index(fields=["entity", "memory"], name="mention_entity_memory")]
+        indexes = [
+            models.Index(fields=["entity", "memory"], name="mention_entity_memory"),
+            models.Index(fields=["team", "resolved"], name="mention_team_resolved"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.raw} → {self.entity_id or '?'}"
@@ -408,6 +501,7 @@ class ExtractionStatus(models.TextChoices):
 
 class Session(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    team = team_key()
     external_id = models.CharField(max_length=200)
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="agent_sessions"
@@ -464,10 +558,13 @@ class Session(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 
+    objects = TeamQuerySet.as_manager()
+
     class Meta:
         ordering = ["-started_at"]
+        indexes = [models.Index(fields=["team", "started_at"], name="session_team_started")]
         constraints = [
-            models.UniqueConstraint(fields=["user", "external_id"], name="session_unique_external_id"),
+            models.UniqueConstraint(fields=["team", "user", "external_id"], name="session_unique_external_id"),
             _choices_check("agent", Agent, "session"),
             _choices_check("extraction_status", ExtractionStatus, "session"),
             models.CheckConstraint(
@@ -493,14 +590,18 @@ class Role(models.TextChoices):
 
 
 class SessionMessage(models.Model):
+    team = team_key()
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages")
     seq = models.PositiveIntegerField()
     role = models.CharField(max_length=16, choices=Role.choices)
     content = models.TextField()
     created_at = models.DateTimeField(default=timezone.now)
 
+    objects = TeamQuerySet.as_manager()
+
     class Meta:
         ordering = ["session", "seq"]
+        indexes = [models.Index(fields=["team"], name="message_team")]
         constraints = [
             models.UniqueConstraint(fields=["session", "seq"], name="message_unique_seq"),
             _choices_check("role", Role, "message"),
@@ -511,14 +612,18 @@ class SessionMessage(models.Model):
 
 
 class Recall(models.Model):
+    team = team_key()
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="recalls")
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="recalls")
     rank = models.PositiveSmallIntegerField()
     score = models.FloatField()
     surfaced_at = models.DateTimeField(default=timezone.now)
 
+    objects = TeamQuerySet.as_manager()
+
     class Meta:
         ordering = ["session", "rank"]
+        indexes = [models.Index(fields=["team"], name="recall_team")]
         constraints = [models.UniqueConstraint(fields=["session", "memory"], name="recall_unique_memory")]
 
     def __str__(self) -> str:
@@ -537,6 +642,7 @@ class FeedbackSource(models.TextChoices):
 
 
 class FeedbackEvent(models.Model):
+    team = team_key()
     memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="feedback_events")
     signal = models.CharField(max_length=16, choices=Signal.choices)
     value = models.FloatField(default=1.0)
@@ -548,9 +654,14 @@ class FeedbackEvent(models.Model):
     note = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
+    objects = TeamQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["memory", "created_at"], name="feedback_memory_created")]
+        indexes = [
+            models.Index(fields=["memory", "created_at"], name="feedback_memory_created"),
+            models.Index(fields=["team", "created_at"], name="feedback_team_created"),
+        ]
         constraints = [
             _choices_check("signal", Signal, "feedback"),
             _choices_check("source", FeedbackSource, "feedback"),
@@ -586,6 +697,7 @@ class Action(models.TextChoices):
 class MemoryEvent(models.Model):
     """Append-only audit log: who did what to which memory."""
 
+    team = team_key()
     memory = models.ForeignKey(Memory, null=True, on_delete=models.SET_NULL, related_name="events")
     memory_ref = models.UUIDField(help_text="The memory's id, kept after the memory is deleted.")
     action = models.CharField(max_length=16, choices=Action.choices)
@@ -593,8 +705,11 @@ class MemoryEvent(models.Model):
     diff = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
+    objects = TeamQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created_at"]
+        indexes = [models.Index(fields=["team", "created_at"], name="memory_event_team_created")]
         constraints = [_choices_check("action", Action, "memory_event")]
 
     def __str__(self) -> str:
@@ -612,6 +727,7 @@ class FactChange(models.Model):
     """A changed fact (DESIGN.md §4.3): a new memory superseded a close one whose content-bearing
     tokens differ ("Node 18" → "Node 20"). A curator confirms it, undoes it or keeps both."""
 
+    team = team_key()
     old = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="changed_into")
     new = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="changed_from")
     reason = models.CharField(max_length=1000)
@@ -624,13 +740,18 @@ class FactChange(models.Model):
     resolved_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
+    objects = TeamQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created_at"]
         constraints = [
             _choices_check("status", FactChangeStatus, "factchange"),
             models.UniqueConstraint(fields=["old", "new"], name="factchange_unique_pair"),
         ]
-        indexes = [models.Index(fields=["status", "created_at"], name="factchange_status_created")]
+        indexes = [
+            models.Index(fields=["status", "created_at"], name="factchange_status_created"),
+            models.Index(fields=["team", "status"], name="factchange_team_status"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.old_id} → {self.new_id} ({self.status})"
@@ -642,14 +763,32 @@ class Scope(models.TextChoices):
     CURATE = "curate"
 
 
-class ApiToken(models.Model):
-    """A bearer token. Only its SHA-256 is stored; the token itself is shown once, at creation."""
+ROLE_SCOPES: dict[str, frozenset[str]] = {
+    TeamRole.OWNER: frozenset({Scope.READ, Scope.WRITE, Scope.CURATE}),
+    TeamRole.CURATOR: frozenset({Scope.READ, Scope.WRITE, Scope.CURATE}),
+    TeamRole.MEMBER: frozenset({Scope.READ, Scope.WRITE}),
+    TeamRole.READER: frozenset({Scope.READ}),
+}
 
+
+class ApiToken(models.Model):
+    """A bearer token of one membership: its team is the membership's, its scopes never exceed the
+    role, and ``projects``, when set, is the only part of the team it sees and writes. Only its
+    SHA-256 is stored; the token itself is shown once, at creation."""
+
+    # Removing a member deletes their tokens of that team with the membership: refused at once.
+    membership = models.ForeignKey(Membership, on_delete=models.CASCADE, related_name="tokens")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
     name = models.CharField(max_length=100, blank=True)
     prefix = models.CharField(max_length=16, unique=True)
     key_hash = models.CharField(max_length=64, unique=True)
     scopes = ArrayField(models.CharField(max_length=16), default=list)
+    projects = ArrayField(
+        models.CharField(max_length=200),
+        default=list,
+        blank=True,
+        help_text="Project entity slugs this token is limited to; empty: the whole team.",
+    )
     last_used_at = models.DateTimeField(null=True, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
@@ -666,8 +805,18 @@ class ApiToken(models.Model):
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.user})"
 
+    @property
+    def team(self) -> Team:
+        return self.membership.team
+
+    @property
+    def effective_scopes(self) -> frozenset[str]:
+        """The token's scopes within what its member's role allows today: a demotion narrows every
+        token of that membership at once."""
+        return frozenset(self.scopes) & self.membership.scopes
+
     def has_scope(self, scope: str) -> bool:
-        return scope in self.scopes
+        return scope in self.effective_scopes
 
     def is_usable(self, at: datetime | None = None) -> bool:
         """Whether the token lets its user in: not revoked, not expired (at ``at``, default now),
@@ -700,8 +849,11 @@ class TaskRunQuerySet(models.QuerySet):
 
 
 class TaskRun(models.Model):
-    """One run of a background job: what the dashboard shows as progress and health reports on."""
+    """One run of a background job: what the dashboard shows as progress and health reports on. A
+    run triggered from a team's dashboard carries the team; the scheduled run over every team (one
+    team after another, never comparing two) carries none."""
 
+    team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     task = models.CharField(max_length=16, choices=TaskName.choices)
     status = models.CharField(max_length=16, choices=TaskRunStatus.choices, default=TaskRunStatus.QUEUED)
     progress_done = models.PositiveIntegerField(default=0)
@@ -732,3 +884,25 @@ class TaskRun(models.Model):
         if not self.progress_total:
             return 100 if self.status == TaskRunStatus.DONE else 0
         return min(100, round(100 * self.progress_done / self.progress_total))
+
+
+class DeniedAccess(models.Model):
+    """An attempt to reach a row that is not the caller's: another team's id (or one that does not
+    exist, which answers the same). Written for the caller's team, so its owners see who probed."""
+
+    team = team_key()
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    token_prefix = models.CharField(max_length=16, blank=True)
+    surface = models.CharField(max_length=16, help_text="api, mcp, dashboard, command")
+    kind = models.CharField(max_length=32, help_text="memory, session, entity, changed fact, …")
+    reference = models.CharField(max_length=300)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = TeamQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["team", "created_at"], name="denied_team_created")]
+
+    def __str__(self) -> str:
+        return f"{self.surface} {self.kind} {self.reference}"

@@ -23,13 +23,57 @@ def embedder():
 
 
 @pytest.fixture
-def member(db):
-    return get_user_model().objects.create_user(username="mia", password="pw-mia-12345")
+def team(db):
+    """The team the tests' people belong to (DESIGN.md §11)."""
+    from memory.models import Team
+
+    return Team.objects.get_or_create(slug="acme", defaults={"name": "Acme"})[0]
 
 
 @pytest.fixture
-def curator(db):
-    return get_user_model().objects.create_user(username="cora", password="pw-cora-12345", is_staff=True)
+def other_team(db):
+    """A team nobody of ``team`` belongs to: nothing of one may reach the other."""
+    from memory.models import Team
+
+    return Team.objects.get_or_create(slug="globex", defaults={"name": "Globex"})[0]
+
+
+def join(user, team, role: str):
+    from memory.models import Membership
+
+    Membership.objects.update_or_create(user=user, team=team, defaults={"role": role})
+    return user
+
+
+@pytest.fixture
+def member(team):
+    user = get_user_model().objects.create_user(username="mia", password="pw-mia-12345")
+    return join(user, team, "member")
+
+
+@pytest.fixture
+def curator(team):
+    user = get_user_model().objects.create_user(username="cora", password="pw-cora-12345", is_staff=True)
+    return join(user, team, "curator")
+
+
+@pytest.fixture
+def owner(team):
+    user = get_user_model().objects.create_user(username="olga", password="pw-olga-12345")
+    return join(user, team, "owner")
+
+
+@pytest.fixture
+def reader(team):
+    user = get_user_model().objects.create_user(username="rita", password="pw-rita-12345")
+    return join(user, team, "reader")
+
+
+@pytest.fixture
+def outsider(other_team):
+    """A member of another team, with the most rights there: they must see nothing of ``team``."""
+    user = get_user_model().objects.create_user(username="otto", password="pw-otto-12345")
+    return join(user, other_team, "owner")
 
 
 @pytest.fixture
@@ -53,7 +97,9 @@ def database_url_for(settings_dict: dict) -> str:
     return f"postgresql://{user}{password}@{host}{':' + str(port) if port else ''}/{name}"
 
 
-def voter(index: int):
+def voter(index: int, team=None):
     """The index-th distinct person giving feedback: promotion needs helpful votes from several
-    people (MATURITY_MIN_VOTERS), so tests that establish a memory vote as different users."""
-    return get_user_model().objects.get_or_create(username=f"voter-{index}")[0]
+    people (MATURITY_MIN_VOTERS), so tests that establish a memory vote as different users. With
+    ``team``, a member of it."""
+    user = get_user_model().objects.get_or_create(username=f"voter-{index}")[0]
+    return join(user, team, "member") if team is not None else user

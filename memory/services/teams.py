@@ -1,0 +1,150 @@
+"""Teams, memberships and the wall between teams (DESIGN.md §11).
+
+A request or a task resolves its team once — from its token, the dashboard's current team, or a
+command's ``--team`` — and reads every team-owned row through ``Model.objects.for_team(team)``.
+Another team's id is answered exactly like a missing one, and the attempt is written down
+(:func:`denied_access_record`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from memory.models import ROLE_SCOPES, DeniedAccess, Membership, Team, TeamRole
+from memory.services.errors import InvalidInput, MemoryLaneError, NotFound
+
+DEFAULT_TEAM_SLUG = "default"
+TEAM_SLUG_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+class TeamRequired(MemoryLaneError):
+    """A user of several teams did not say which one; ``teams`` lists their slugs."""
+
+    code = "TEAM_REQUIRED"
+
+
+class NotAMember(MemoryLaneError):
+    code = "NOT_A_MEMBER"
+
+
+def role_allows(role: str, scopes) -> bool:
+    return set(scopes) <= ROLE_SCOPES[role]
+
+
+def highest_role_for(scopes) -> str:
+    """The narrowest role whose scopes cover ``scopes`` (a token created for a new user keeps working)."""
+    for role in (TeamRole.READER, TeamRole.MEMBER, TeamRole.CURATOR):
+        if role_allows(role, scopes):
+            return role
+    return TeamRole.OWNER
+
+
+@transaction.atomic
+def team_create(*, slug: str, name: str = "") -> Team:
+    """A new team. Raises InvalidInput for a malformed or taken slug."""
+    slug = (slug or "").strip().lower()
+    if not TEAM_SLUG_RE.match(slug) or len(slug) > 64:
+        raise InvalidInput({"slug": "Lower-case letters, digits and single hyphens, at most 64 characters."})
+    if Team.objects.filter(slug=slug).exists():
+        raise InvalidInput({"slug": f"A team '{slug}' exists already."})
+    return Team.objects.create(slug=slug, name=name.strip() or slug)
+
+
+def team_default() -> Team:
+    """The team ``default``, created when missing: where an upgrade put every existing row, and
+    where a single-team deployment keeps working without naming a team."""
+    team, _ = Team.objects.get_or_create(slug=DEFAULT_TEAM_SLUG, defaults={"name": "Default"})
+    return team
+
+
+@transaction.atomic
+def member_add(*, team: Team, user, role: str) -> Membership:
+    """Make ``user`` a member of ``team`` with ``role``, or change their role if they are one."""
+    if role not in TeamRole.values:
+        raise InvalidInput({"role": f"One of: {', '.join(TeamRole.values)}."})
+    membership, created = Membership.objects.get_or_create(team=team, user=user, defaults={"role": role})
+    if not created and membership.role != role:
+        membership.role = role
+        membership.save(update_fields=["role"])
+    return membership
+
+
+@transaction.atomic
+def member_set_role(*, membership: Membership, role: str) -> Membership:
+    """Change a member's role. Their tokens keep their scopes but are bounded by the new role at
+    once (ApiToken.effective_scopes). A team keeps at least one owner."""
+    if role not in TeamRole.values:
+        raise InvalidInput({"role": f"One of: {', '.join(TeamRole.values)}."})
+    if membership.role == TeamRole.OWNER and role != TeamRole.OWNER and _last_owner(membership):
+        raise InvalidInput({"role": "A team keeps at least one owner."})
+    membership.role = role
+    membership.save(update_fields=["role"])
+    return membership
+
+
+@transaction.atomic
+def member_remove(*, membership: Membership) -> None:
+    """Remove a member: every token of theirs for this team goes with the membership, so it is
+    refused from the next request on. A team keeps at least one owner."""
+    if membership.role == TeamRole.OWNER and _last_owner(membership):
+        raise InvalidInput({"member": "A team keeps at least one owner."})
+    membership.delete()
+
+
+def _last_owner(membership: Membership) -> bool:
+    owners = Membership.objects.select_for_update().filter(team_id=membership.team_id, role=TeamRole.OWNER)
+    return not owners.exclude(pk=membership.pk).exists()
+
+
+def memberships_of(user) -> list[Membership]:
+    if not getattr(user, "is_authenticated", False):
+        return []
+    return list(Membership.objects.filter(user=user).select_related("team").order_by("team__slug"))
+
+
+def membership_for(user, team: Team | str | None = None) -> Membership:
+    """``user``'s membership of ``team`` (a Team or a slug); without one, their only team's. Raises
+    NotAMember, or TeamRequired naming the choices when the user belongs to several teams."""
+    memberships = memberships_of(user)
+    if team is not None:
+        slug = team.slug if isinstance(team, Team) else team
+        for membership in memberships:
+            if membership.team.slug == slug:
+                return membership
+        raise NotAMember(f"{user} is not a member of a team '{slug}'.")
+    if len(memberships) == 1:
+        return memberships[0]
+    if not memberships:
+        raise NotAMember(f"{user} is not a member of any team.")
+    slugs = [membership.team.slug for membership in memberships]
+    raise TeamRequired(f"{user} belongs to several teams; name one of: {', '.join(slugs)}.", teams=slugs)
+
+
+def user_create(username: str, *, staff: bool = False):
+    User = get_user_model()
+    return User.objects.create_user(username=username, is_staff=staff)
+
+
+def team_get(slug: str) -> Team:
+    team = Team.objects.filter(slug=slug).first()
+    if team is None:
+        raise NotFound(f"No team '{slug}'.")
+    return team
+
+
+def denied_access_record(
+    *, team: Team, user=None, token=None, surface: str, kind: str, reference
+) -> None:
+    """Write down that a caller of ``team`` asked for a row it cannot see (another team's, another
+    project's, or none at all: the three answer alike, so the log says only what was asked)."""
+    DeniedAccess.objects.create(
+        team=team,
+        user=user if getattr(user, "pk", None) else None,
+        token_prefix=getattr(token, "prefix", "") or "",
+        surface=surface,
+        kind=kind,
+        reference=str(reference)[:300],
+    )
