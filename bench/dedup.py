@@ -70,11 +70,15 @@ def run_api(pairs: list[dict]) -> dict:
     from django.contrib.auth import get_user_model
     from django.test import Client
 
+    from bench.latency import bench_team
+    from memory.services.teams import member_add
     from memory.services.tokens import token_create
 
     settings.MEMORY_LANE["API_THROTTLE_RATE"] = "100000/min"  # one benchmark client, not a team
+    team = bench_team()
     user = get_user_model().objects.create_user(username="bench-dedup", is_staff=True)
-    _, key = token_create(user=user, name="bench", scopes=["read", "write", "curate"])
+    member_add(team=team, user=user, role="curator")
+    _, key = token_create(user=user, team=team, name="bench", scopes=["read", "write", "curate"])
     client = Client(headers={"authorization": f"Bearer {key}"})
 
     def store(content: str, entities: list[str]) -> tuple[dict, float]:

@@ -131,15 +131,19 @@ def run(sessions: list[Session]) -> dict:
     from django.contrib.auth import get_user_model
     from django.test import Client
 
+    from bench.latency import bench_team
     from memory import embeddings
     from memory.models import Memory
     from memory.models import Session as SessionRow
     from memory.services.extraction import extraction_run
+    from memory.services.teams import member_add
     from memory.services.tokens import token_create
 
     settings.MEMORY_LANE["API_THROTTLE_RATE"] = "1000000/min"
+    team = bench_team()
     user = get_user_model().objects.create_user(username="bench-extraction")
-    _, key = token_create(user=user, name="bench", scopes=["read", "write"])
+    member_add(team=team, user=user, role="member")
+    _, key = token_create(user=user, team=team, name="bench", scopes=["read", "write"])
     client = Client(headers={"authorization": f"Bearer {key}"})
     stored: list[tuple[Session, str, str]] = []  # (session, memory id, content)
     reinforced: dict[str, set[str]] = defaultdict(set)  # session id → memory ids it reinforced
@@ -156,21 +160,28 @@ def run(sessions: list[Session]) -> dict:
             f"/api/v1/sessions/{external}/messages", {"messages": batch}, content_type="application/json"
         )
         client.post(f"/api/v1/sessions/{external}/end", session.outcome, content_type="application/json")
-        row = SessionRow.objects.get(external_id=external)
+        row = SessionRow.objects.for_team(team).get(external_id=external)
         started = time.perf_counter()
         report = extraction_run(row.pk)  # what the worker runs for this session
         seconds += time.perf_counter() - started
         messages += len(session.messages)
         if report.status != "done":
             raise SystemExit(f"{session.id}: extraction ended {report.status}: {report}")
-        for memory in Memory.objects.filter(session=row).order_by("created_at"):
+        for memory in Memory.objects.for_team(team).filter(session=row).order_by("created_at"):
             stored.append((session, str(memory.pk), memory.content))
     from memory.models import Action, MemoryEvent
 
-    for event in MemoryEvent.objects.filter(action=Action.REINFORCED, diff__source="extraction"):
+    for event in MemoryEvent.objects.for_team(team).filter(
+        action=Action.REINFORCED, diff__source="extraction"
+    ):
         session_pk = event.diff.get("session")
         if session_pk:
-            external = SessionRow.objects.filter(pk=session_pk).values_list("external_id", flat=True).first()
+            external = (
+                SessionRow.objects.for_team(team)
+                .filter(pk=session_pk)
+                .values_list("external_id", flat=True)
+                .first()
+            )
             if external:
                 reinforced[external.removeprefix("bench-")].add(str(event.memory_ref))
 

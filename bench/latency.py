@@ -250,8 +250,28 @@ def synthetic_vectors(items: list[dict], seed: int, parents: int = 8800) -> tupl
 HNSW_BUILD_BYTES_PER_ROW = 4096  # maintenance_work_mem for the index build, with room to spare
 
 
-def bulk_load(items: list[dict], vectors, *, rebuild_index: bool) -> dict:
-    """Write what the store service would write for ``items`` (memories and entity mentions), fast."""
+def bench_team():
+    """The team a benchmark's memories live in: ``default``, a single-team deployment's (created
+    when missing; an upgraded database holds its existing memories there)."""
+    from memory.services.teams import team_default
+
+    return team_default()
+
+
+def bench_member(username: str, team, role: str = "member"):
+    """A user of ``team`` (created when missing) who can hold a token of it."""
+    from django.contrib.auth import get_user_model
+
+    from memory.services.teams import member_add
+
+    user, _ = get_user_model().objects.get_or_create(username=username)
+    member_add(team=team, user=user, role=role)
+    return user
+
+
+def bulk_load(items: list[dict], vectors, *, rebuild_index: bool, team) -> dict:
+    """Write what the store service would write for ``items`` (memories and entity mentions) into
+    ``team``, fast."""
     from django.db import connection, transaction
     from django.utils import timezone
 
@@ -260,7 +280,7 @@ def bulk_load(items: list[dict], vectors, *, rebuild_index: bool) -> dict:
     from memory.services.upsert import content_hash, scope_key, scope_of
 
     slugs = sorted({slug for item in items for slug in item["entities"]})
-    by_slug = entity_service.entities_for_slugs(slugs, create=True)
+    by_slug = entity_service.entities_for_slugs(slugs, team=team, create=True)
     timings: dict = {}
     if rebuild_index:
         with connection.cursor() as cursor:
@@ -273,6 +293,7 @@ def bulk_load(items: list[dict], vectors, *, rebuild_index: bool) -> dict:
         memories = [
             Memory(
                 id=uuid.uuid4(),
+                team=team,
                 content=item["content"],
                 content_hash=content_hash(item["content"]),
                 scope_key=scope_key(scope_of(item["entities"])),
@@ -291,7 +312,9 @@ def bulk_load(items: list[dict], vectors, *, rebuild_index: bool) -> dict:
             Memory.objects.bulk_create(memories)
             EntityMention.objects.bulk_create(
                 [
-                    EntityMention(memory=memory, entity=by_slug[slug], raw=slug, resolved=True)
+                    EntityMention(
+                        team_id=memory.team_id, memory=memory, entity=by_slug[slug], raw=slug, resolved=True
+                    )
                     for memory, item in zip(memories, chunk, strict=True)
                     for slug in item["entities"]
                 ]
@@ -301,8 +324,10 @@ def bulk_load(items: list[dict], vectors, *, rebuild_index: bool) -> dict:
     timings["bulk_insert_seconds"] = round(time.perf_counter() - started, 1)
     if rebuild_index:
         started = time.perf_counter()
-        rows = Memory.objects.count()
         with connection.cursor() as cursor:
+            # Every team's rows: the index holds them all.
+            cursor.execute("SELECT count(*) FROM memory_memory")
+            (rows,) = cursor.fetchone()
             # The graph is built in memory when it fits (about 2.5 KB a row at 384 dimensions, m 16);
             # when it does not, pgvector goes on on disk, many times slower.
             gigabytes = max(2, math.ceil(rows * HNSW_BUILD_BYTES_PER_ROW / 2**30))
@@ -322,18 +347,18 @@ def bulk_load(items: list[dict], vectors, *, rebuild_index: bool) -> dict:
 # --- measuring -------------------------------------------------------------------------------------
 
 
-def measure_search(queries: list[str], **kwargs) -> list[float]:
+def measure_search(queries: list[str], *, team, **kwargs) -> list[float]:
     from memory.services.search import memory_search
 
     timings = []
     for text in queries:
         started = time.perf_counter()
-        memory_search(query=text, record=False, **kwargs)
+        memory_search(team=team, query=text, record=False, **kwargs)
         timings.append(1000 * (time.perf_counter() - started))
     return timings
 
 
-def measure_vector_step(queries: list[str], *, exact: bool) -> list[float]:
+def measure_vector_step(queries: list[str], *, exact: bool, team) -> list[float]:
     from django.db import connection, transaction
 
     from memory import embeddings
@@ -346,32 +371,43 @@ def measure_vector_step(queries: list[str], *, exact: bool) -> list[float]:
         with transaction.atomic():
             with connection.cursor() as cursor:
                 cursor.execute("SELECT set_config('hnsw.ef_search', '100', true)")
-            list(Memory.objects.servable().nearest(vector, 50, exact=exact).values_list("pk", flat=True))
+            list(
+                Memory.objects.for_team(team)
+                .servable()
+                .nearest(vector, 50, exact=exact)
+                .values_list("pk", flat=True)
+            )
         timings.append(1000 * (time.perf_counter() - started))
     return timings
 
 
-def filtered_recall(queries: list[str], entities: list[str], n: int = 50) -> dict:
+def filtered_recall(queries: list[str], entities: list[str], n: int = 50, *, team) -> dict:
     """Recall of the vector candidates a search filtered to ``entities`` (any of them) uses, against
     an exact scan of the same filter (:func:`vector_recall`)."""
     from memory.models import Entity, Memory
 
-    entity_ids = list(Entity.objects.filter(slug__in=entities).values_list("pk", flat=True))
-    return vector_recall(queries, Memory.objects.servable().mentioning(entity_ids), filtered=True, n=n)
+    entity_ids = list(Entity.objects.for_team(team).filter(slug__in=entities).values_list("pk", flat=True))
+    base = Memory.objects.for_team(team).servable().mentioning(entity_ids)
+    return vector_recall(queries, base, filtered=True, n=n, team=team)
 
 
-def unfiltered_recall(queries: list[str], n: int = 50) -> dict:
-    """Recall of the unfiltered vector candidates against an exact scan of every memory."""
+def unfiltered_recall(queries: list[str], n: int = 50, *, team) -> dict:
+    """Recall of the unfiltered vector candidates against an exact scan of every memory of the team
+    (unfiltered as a search plans it: the team is a filter only when there are several,
+    search.memory_search)."""
     from memory.models import Memory
+    from memory.services.search import several_teams
 
-    return vector_recall(queries, Memory.objects.servable(), filtered=False, n=n)
+    return vector_recall(
+        queries, Memory.objects.for_team(team).servable(), filtered=several_teams(), n=n, team=team
+    )
 
 
 # A question whose vector list holds less than this share of the exact top n counts as stranded.
 STRANDED_RECALL = 0.9
 
 
-def vector_recall(queries: list[str], base, *, filtered: bool, n: int = 50) -> dict:
+def vector_recall(queries: list[str], base, *, filtered: bool, n: int = 50, team) -> dict:
     """How many of the exact top ``n`` of ``base`` the vector list finds: the plan alone
     (``recall``, ``min``: search.vector_candidates), and the list a search ranks (``search``: a
     scan the lexical list shows stranded is run again, search.rescued_vector_candidates), with how
@@ -387,7 +423,7 @@ def vector_recall(queries: list[str], base, *, filtered: bool, n: int = 50) -> d
             exact = set(base.nearest(vector, n, exact=True).values_list("pk", flat=True))
         with transaction.atomic():
             found, plan = search.vector_candidates(base, vector, n, filtered=filtered)
-        candidates, _, search_plan = search.gather_candidates(base, query, n, exact=filtered)
+        candidates, _, search_plan = search.gather_candidates(base, query, n, team=team, exact=filtered)
         plans[plan] = plans.get(plan, 0) + 1
         search_plans[search_plan] = search_plans.get(search_plan, 0) + 1
         listed = {c.memory.pk for c in candidates if c.vector_rank is not None}
@@ -407,23 +443,22 @@ def vector_recall(queries: list[str], base, *, filtered: bool, n: int = 50) -> d
     }
 
 
-def http_client():
-    from django.contrib.auth import get_user_model
+def http_client(team):
     from django.test import Client
 
     from memory.services.tokens import token_create
 
-    user, _ = get_user_model().objects.get_or_create(username=f"bench-{os.getpid()}")
-    _, key = token_create(user=user, scopes=["read", "write"])
+    user = bench_member(f"bench-{os.getpid()}", team)
+    _, key = token_create(user=user, team=team, scopes=["read", "write"])
     return Client(HTTP_AUTHORIZATION=f"Bearer {key}")
 
 
-def measure_http(queries: list[str], client=None) -> list[float]:
-    """Search over HTTP through Django's full request stack (in process: no socket)."""
+def measure_http(queries: list[str], client) -> list[float]:
+    """Search over HTTP through Django's full request stack (in process: no socket), as ``client``
+    (:func:`http_client`)."""
     from django.urls import reverse
 
     url = reverse("api-search")
-    client = client or http_client()
     timings = []
     for text in queries:
         started = time.perf_counter()
@@ -551,13 +586,13 @@ def profile(label: str, run, count: int, top: int = 12) -> dict:
 # --- main ------------------------------------------------------------------------------------------
 
 
-def load(args) -> dict:
+def load(args, team) -> dict:
     from django.db import connection
 
     from memory.models import Memory
 
     target = args.memories - args.store_batched - args.store_single
-    have = Memory.objects.count()
+    have = Memory.objects.for_team(team).count()
     info: dict = {"already_loaded": have}
     if have >= target:
         return info
@@ -569,7 +604,7 @@ def load(args) -> dict:
     else:
         vectors, info["synthetic"] = synthetic_vectors(items, args.seed)
         vectors = vectors[have:target]
-    info.update(bulk_load(bulk, vectors, rebuild_index=len(bulk) >= 50000))
+    info.update(bulk_load(bulk, vectors, rebuild_index=len(bulk) >= 50000, team=team))
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pg_total_relation_size('memory_memory'), pg_relation_size('memory_embedding_hnsw')"
@@ -579,7 +614,7 @@ def load(args) -> dict:
     return info
 
 
-def measure_stores(args, results: dict, stored: list) -> None:
+def measure_stores(args, results: dict, stored: list, team) -> None:
     """Time batched and single stores; the ids of what was stored are appended to ``stored`` as it
     goes, so that a failure half-way still lets the caller take them out of a kept database."""
     from memory.services.store import memory_store, memory_store_batch
@@ -595,7 +630,8 @@ def measure_stores(args, results: dict, stored: list) -> None:
     started = time.perf_counter()
     for start in range(0, len(batched), args.batch_size):
         stored += [
-            result.memory.pk for result in memory_store_batch(batched[start : start + args.batch_size])
+            result.memory.pk
+            for result in memory_store_batch(batched[start : start + args.batch_size], team=team)
         ]
     seconds = time.perf_counter() - started
     results["store_batched"] = {
@@ -605,7 +641,7 @@ def measure_stores(args, results: dict, stored: list) -> None:
     }
     started = time.perf_counter()
     for item in single:
-        stored.append(memory_store(**item).memory.pk)
+        stored.append(memory_store(team=team, **item).memory.pk)
     seconds = time.perf_counter() - started
     results["store_single"] = {
         "memories": len(single),
@@ -614,15 +650,15 @@ def measure_stores(args, results: dict, stored: list) -> None:
     }
 
 
-def remove_stored(ids: list) -> None:
+def remove_stored(ids: list, team) -> None:
     """Take the timed stores out of a kept database again, and undo what they superseded."""
     from memory.models import EntityMention, FactChange, Memory, MemoryEvent
 
-    Memory.objects.filter(superseded_by__in=ids).update(superseded_by=None, valid_until=None)
-    FactChange.objects.filter(new_id__in=ids).delete()
-    MemoryEvent.objects.filter(memory_id__in=ids).delete()
-    EntityMention.objects.filter(memory_id__in=ids).delete()
-    Memory.objects.filter(pk__in=ids).delete()
+    Memory.objects.for_team(team).filter(superseded_by__in=ids).update(superseded_by=None, valid_until=None)
+    FactChange.objects.for_team(team).filter(new_id__in=ids).delete()
+    MemoryEvent.objects.for_team(team).filter(memory_id__in=ids).delete()
+    EntityMention.objects.for_team(team).filter(memory_id__in=ids).delete()
+    Memory.objects.for_team(team).filter(pk__in=ids).delete()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -663,27 +699,28 @@ def main(argv: list[str] | None = None) -> int:
     database = kept_database(args.database) if args.database else scratch_database("memorylane_latency")
     with database:
         embeddings.get_model()  # load once, outside every timing
-        results["load"] = load(args)
+        team = bench_team()
+        results["load"] = load(args, team)
         stored: list = []
         try:
             if args.store_batched + args.store_single:
-                measure_stores(args, results, stored)
+                measure_stores(args, results, stored, team)
             with connection.cursor() as cursor:
                 cursor.execute("ANALYZE memory_memory")
                 cursor.execute("ANALYZE memory_entitymention")
                 cursor.execute("SELECT count(*) FROM memory_memory")
                 results["memories"] = cursor.fetchone()[0]
-            measure(args, results)
+            measure(args, results, team)
         finally:
             if stored and args.database:
-                remove_stored(stored)
+                remove_stored(stored, team)
 
     print_table(results)
     print(json.dumps(results))
     return 0
 
 
-def measure(args, results: dict) -> None:
+def measure(args, results: dict, team) -> None:
     from memory import embeddings
 
     queries = synthetic_queries(args.queries)
@@ -692,19 +729,25 @@ def measure(args, results: dict) -> None:
     # (too few of even its widest scan's rows pass), so it is an exact scan of ~5,000 rows there.
     five_percent = [f"person:owner-{i:02d}" for i in range(1, 6)]
     project = ["project:billing-api"]
-    measure_search(queries[:20])  # warm caches
-    measure_search(queries[:5], entities=one_percent)
-    results["search_service"] = summary(measure_search(queries))
-    results["search_service_entity_1pct"] = summary(measure_search(queries[:200], entities=one_percent))
-    results["search_service_entity_5pct"] = summary(measure_search(queries[:200], entities=five_percent))
-    results["search_service_entity_project"] = summary(measure_search(queries[:200], entities=project))
+    measure_search(queries[:20], team=team)  # warm caches
+    measure_search(queries[:5], entities=one_percent, team=team)
+    results["search_service"] = summary(measure_search(queries, team=team))
+    results["search_service_entity_1pct"] = summary(
+        measure_search(queries[:200], entities=one_percent, team=team)
+    )
+    results["search_service_entity_5pct"] = summary(
+        measure_search(queries[:200], entities=five_percent, team=team)
+    )
+    results["search_service_entity_project"] = summary(
+        measure_search(queries[:200], entities=project, team=team)
+    )
     detected = [q.replace("?", " in the billing-api project?") for q in queries[:100]]
-    results["search_service_detected_entity"] = summary(measure_search(detected))
-    client = http_client()
+    results["search_service_detected_entity"] = summary(measure_search(detected, team=team))
+    client = http_client(team)
     measure_http(queries[:10], client)
     results["search_http"] = summary(measure_http(queries[:300], client))
-    results["vector_hnsw"] = summary(measure_vector_step(queries[:200], exact=False))
-    results["vector_exact"] = summary(measure_vector_step(queries[:100], exact=True))
+    results["vector_hnsw"] = summary(measure_vector_step(queries[:200], exact=False, team=team))
+    results["vector_exact"] = summary(measure_vector_step(queries[:100], exact=True, team=team))
     started = time.perf_counter()
     embeddings.encode(queries[:200])
     results["embed_query_batch_ms_each"] = round(1000 * (time.perf_counter() - started) / 200, 2)
@@ -715,23 +758,23 @@ def measure(args, results: dict) -> None:
         timings.append(1000 * (time.perf_counter() - started))
     results["embed_query"] = summary(timings)
     checked = synthetic_queries(args.recall_queries)  # the first are the questions timed above
-    results["recall_entity_1pct"] = filtered_recall(checked, one_percent)
-    results["recall_entity_5pct"] = filtered_recall(checked, five_percent)
-    results["recall_entity_project"] = filtered_recall(checked, project)
-    results["recall_unfiltered"] = unfiltered_recall(checked)
+    results["recall_entity_1pct"] = filtered_recall(checked, one_percent, team=team)
+    results["recall_entity_5pct"] = filtered_recall(checked, five_percent, team=team)
+    results["recall_entity_project"] = filtered_recall(checked, project, team=team)
+    results["recall_unfiltered"] = unfiltered_recall(checked, team=team)
     if args.profile:
         sample = queries[:150]
         results["profile_service"] = profile(
-            "search, service level", lambda: measure_search(sample), len(sample)
+            "search, service level", lambda: measure_search(sample, team=team), len(sample)
         )
         results["profile_service_entity_1pct"] = profile(
             "search with the 1% entity filter",
-            lambda: measure_search(sample, entities=one_percent),
+            lambda: measure_search(sample, entities=one_percent, team=team),
             len(sample),
         )
         results["profile_service_entity_project"] = profile(
             "search with the project filter (14%)",
-            lambda: measure_search(sample, entities=project),
+            lambda: measure_search(sample, entities=project, team=team),
             len(sample),
         )
         results["profile_http"] = profile(

@@ -218,37 +218,39 @@ def prepare(memories: int, seed: int, clients: int) -> list[str]:
     import django
 
     django.setup()
-    from django.contrib.auth import get_user_model
     from django.core.management import call_command
     from django.db import connection
 
-    from bench.latency import bulk_load, synthetic_vectors
+    from bench.latency import bench_member, bench_team, bulk_load, synthetic_vectors
     from memory.models import Memory
     from memory.services.tokens import token_create
 
     call_command("migrate", interactive=False, verbosity=0)
-    have = Memory.objects.count()
+    team = bench_team()
+    have = Memory.objects.for_team(team).count()
     if have < memories:
         items = synthetic_memories(memories, seed=seed)
         vectors, _ = synthetic_vectors(items, seed, parents=min(memories, 8800))
         print(f"Seeding {memories - have} memories…", file=sys.stderr)
-        bulk_load(items[have:], vectors[have:], rebuild_index=memories - have >= 50000)
+        bulk_load(items[have:], vectors[have:], rebuild_index=memories - have >= 50000, team=team)
     # Each run starts from a vacuumed table: otherwise the dead rows of the last run's searches and
     # deleted stores are vacuumed (the HNSW index too) by autovacuum during this one, at a moment
     # that differs from run to run.
     with connection.cursor() as cursor:
         cursor.execute("VACUUM (ANALYZE) memory_memory")
-    user, _ = get_user_model().objects.get_or_create(username="load-bench")
-    return [token_create(user=user, scopes=["read", "write"])[1] for _ in range(clients)]
+    user = bench_member("load-bench", team)
+    return [token_create(user=user, team=team, scopes=["read", "write"])[1] for _ in range(clients)]
 
 
 def forget(run: str) -> None:
     """Delete what run ``run`` stored (its memories and sessions), so the next run measures the same
     corpus."""
+    from bench.latency import bench_team
     from memory.models import Memory, Session
 
-    Memory.objects.filter(content__contains=f"(load {run}-").delete()
-    Session.objects.filter(external_id__startswith=f"load-{run}-").delete()
+    team = bench_team()
+    Memory.objects.for_team(team).filter(content__contains=f"(load {run}-").delete()
+    Session.objects.for_team(team).filter(external_id__startswith=f"load-{run}-").delete()
 
 
 def start_server(port: int) -> Host:

@@ -96,15 +96,19 @@ def main(argv: list[str] | None = None) -> int:
     from memory.services.extraction import extraction_run
     from memory.services.reflection import reflection_run
     from memory.services.store import memory_store_batch
+    from memory.services.teams import member_add, team_default
 
     results: dict = {}
     with scratch_database("memorylane_pipeline"):
         embeddings.get_model()
         rng = random.Random(3)
+        team = team_default()  # the scratch database's one team
         user = get_user_model().objects.create_user(username="bench")
+        member_add(team=team, user=user, role="member")
         sessions = []
         for index in range(args.sessions):
             session = Session.objects.create(
+                team=team,
                 user=user,
                 external_id=f"bench-{index}",
                 ended_at=timezone.now(),
@@ -116,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
                 evaluation="Build failed once because a fixture was missing, fixed by adding it.",
             )
             SessionMessage.objects.bulk_create(
-                SessionMessage(session=session, **message)
+                SessionMessage(team_id=session.team_id, session=session, **message)
                 for message in synthetic_transcript(rng, args.messages)
             )
             sessions.append(session)
@@ -138,12 +142,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Storing {args.observations} observations…", file=sys.stderr)
         from memory.models import Memory
 
-        Memory.objects.all().delete()
+        Memory.objects.for_team(team).delete()
         items = synthetic_observations(args.observations)
         for start in range(0, len(items), 100):
-            memory_store_batch(items[start : start + 100], dedupe=False)
+            memory_store_batch(items[start : start + 100], team=team, dedupe=False)
         started = time.perf_counter()
-        report = reflection_run()
+        report = reflection_run(team=team)
         seconds = time.perf_counter() - started
         results["reflection"] = {
             "observations": report.observations,
@@ -153,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
             "seconds": round(seconds, 2),
         }
         started = time.perf_counter()
-        again = reflection_run()
+        again = reflection_run(team=team)
         results["reflection"]["second_run_seconds"] = round(time.perf_counter() - started, 2)
         results["reflection"]["second_run_created"] = len(again.created)
 

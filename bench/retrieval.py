@@ -55,8 +55,8 @@ def parse_time(value: str | None):
     return moment if moment.tzinfo else timezone.make_aware(moment)
 
 
-def store_memories(memories: list[dict]) -> dict[str, str]:
-    """Store through the real service; returns dataset id → memory pk."""
+def store_memories(memories: list[dict], *, team) -> dict[str, str]:
+    """Store through the real service into ``team``; returns dataset id → memory pk."""
     from memory.services.store import memory_store_batch
 
     mapping: dict[str, str] = {}
@@ -78,7 +78,7 @@ def store_memories(memories: list[dict]) -> dict[str, str]:
                     "source": "import",
                 }
             )
-        results = memory_store_batch(items, dedupe=False)
+        results = memory_store_batch(items, team=team, dedupe=False)
         for memory, result in zip(chunk, results, strict=True):
             mapping[memory["id"]] = str(result.memory.pk)
     return mapping
@@ -98,7 +98,7 @@ def average(rows: list[dict[str, float]]) -> dict[str, float]:
     return {key: round(sum(row[key] for row in rows) / len(rows), 4) for key in rows[0]} if rows else {}
 
 
-def evaluate(queries: list[dict], mapping: dict[str, str], modes: list[str], ks: list[int]) -> dict:
+def evaluate(queries: list[dict], mapping: dict[str, str], modes: list[str], ks: list[int], *, team) -> dict:
     from memory.services.errors import MemoryLaneError
     from memory.services.search import memory_search
 
@@ -113,7 +113,7 @@ def evaluate(queries: list[dict], mapping: dict[str, str], modes: list[str], ks:
                 entities.append(f"project:{query['namespace']}")
             try:
                 outcome = memory_search(
-                    query=query["text"], entities=entities, limit=limit, mode=mode, record=False
+                    team=team, query=query["text"], entities=entities, limit=limit, mode=mode, record=False
                 )
                 ranked = [str(hit.memory.pk) for hit in outcome.results]
             except MemoryLaneError as exc:
@@ -178,8 +178,11 @@ def main(argv: list[str] | None = None) -> int:
     sweep = [parse_setting(parser, item) for item in args.sweep]
 
     with scratch_database("memorylane_bench"):
+        from memory.services.teams import team_default
+
+        team = team_default()  # the scratch database's one team
         started = time.perf_counter()
-        mapping = store_memories(memories)
+        mapping = store_memories(memories, team=team)
         load_seconds = time.perf_counter() - started
         print(
             f"Loaded {len(memories)} memories in {load_seconds:.1f} s; running {len(queries)} queries "
@@ -190,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
             for combination in itertools.product(*(values for _, values in sweep)):
                 for (key, _), value in zip(sweep, combination, strict=True):
                     settings.MEMORY_LANE[key] = value
-                report = evaluate(queries, mapping, modes, args.k)
+                report = evaluate(queries, mapping, modes, args.k, team=team)
                 label = ", ".join(
                     f"{key}={json.dumps(value)}" for (key, _), value in zip(sweep, combination, strict=True)
                 )
@@ -205,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
                     )
                 )
             return 0
-        report = evaluate(queries, mapping, modes, args.k)
+        report = evaluate(queries, mapping, modes, args.k, team=team)
     print_table(report, args.k)
     print(json.dumps({"memories": len(memories), "queries": len(queries), "modes": report}))
     return 0

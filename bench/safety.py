@@ -40,11 +40,15 @@ class Lane:
         from django.contrib.auth import get_user_model
         from django.test import Client
 
+        from bench.latency import bench_team
+        from memory.services.teams import member_add
         from memory.services.tokens import token_create
 
         settings.MEMORY_LANE["API_THROTTLE_RATE"] = "1000000/min"
+        self.team = bench_team()
         user = get_user_model().objects.create_user(username="bench-safety", is_staff=True)
-        _, key = token_create(user=user, name="bench", scopes=["read", "write", "curate"])
+        member_add(team=self.team, user=user, role="curator")
+        _, key = token_create(user=user, team=self.team, name="bench", scopes=["read", "write", "curate"])
         self.api = Client(headers={"authorization": f"Bearer {key}"})
         self.web = Client()
         self.web.force_login(user)
@@ -101,13 +105,13 @@ def run_secrets(lane: Lane, rows: list[dict]) -> dict:
     lane.api.post(
         "/api/v1/sessions/bench-safety/messages", {"messages": messages}, content_type="application/json"
     )
-    session_page = lane.web.get(f"/sessions/{_session_pk()}/").content.decode()
+    session_page = lane.web.get(f"/sessions/{_session_pk(lane.team)}/").content.decode()
     export = lane.export()
     for row, memory_id in ids:
         places = lane.served(memory_id, row["text"])
         places["export"] = export
         places["session_page"] = session_page
-        places["stored_row"] = Memory.objects.get(pk=memory_id).content
+        places["stored_row"] = Memory.objects.for_team(lane.team).get(pk=memory_id).content
         per_kind[row["kind"]][0] += 1
         leaked = False
         for place, text in places.items():
@@ -123,10 +127,10 @@ def run_secrets(lane: Lane, rows: list[dict]) -> dict:
     return {"per_kind": per_kind, "leaks": leaks, "benign": len(benign), "damaged": damaged}
 
 
-def _session_pk() -> str:
+def _session_pk(team) -> str:
     from memory.models import Session
 
-    return str(Session.objects.get(external_id="bench-safety").pk)
+    return str(Session.objects.for_team(team).get(external_id="bench-safety").pk)
 
 
 def run_injections(lane: Lane, rows: list[dict]) -> dict:

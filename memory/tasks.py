@@ -1,5 +1,9 @@
 """Celery entry points: ids in, one service call, safe to run twice (STYLE.md).
 
+Each task works inside one team, named by what it is given (DESIGN.md §11): extraction by the
+session's team (the message carries it), reflection and decay by their run's row (``TaskRun.team``;
+the scheduled run has none and works on every team, one after another, never comparing two).
+
 Extraction retries transient failures (the database or the embedder unavailable) with exponential
 backoff and jitter, and gives up as ``failed`` with the error kept. Every worker sweeps for lost
 extractions when it starts, so a worker killed mid-task is made good by the next one.
@@ -32,12 +36,13 @@ def ping() -> dict:
 
 
 @shared_task(bind=True, max_retries=None)
-def extract_session_task(self, session_id: str) -> dict:
-    """Turn an ended session into memories (DESIGN.md §4.8)."""
+def extract_session_task(self, session_id: str, team_id: int | None = None) -> dict:
+    """Turn an ended session into memories (DESIGN.md §4.8), inside its team (``team_id``; a message
+    queued before teams carries none, and the session's row says it)."""
     from memory.services import extraction
 
     try:
-        report = extraction.extraction_run(session_id)
+        report = extraction.extraction_run(session_id, team_id)
     except TRANSIENT as exc:
         outage = extraction.is_outage(exc)
         delay = (
@@ -53,7 +58,7 @@ def extract_session_task(self, session_id: str) -> dict:
             exc,
         )
         try:
-            again = extraction.extraction_release(session_id, exc, due_in=delay)
+            again = extraction.extraction_release(session_id, exc, due_in=delay, team_id=team_id)
         except TRANSIENT:
             # The database is still away: the claim stays ours, and the retry resumes it (no attempt spent).
             again, delay = True, setting("EXTRACTION_OUTAGE_RETRY_SECONDS")
@@ -62,11 +67,11 @@ def extract_session_task(self, session_id: str) -> dict:
         return {"session_id": session_id, "status": "failed", "error": str(exc)}
     except DatabaseError as exc:  # a constraint or data error: another attempt would meet it again
         logger.exception("extraction of %s failed", session_id)
-        extraction.extraction_fail(session_id, exc)
+        extraction.extraction_fail(session_id, exc, team_id=team_id)
         return {"session_id": session_id, "status": "failed", "error": str(exc)}
     except Exception as exc:  # a bug: keep it on the session rather than retrying forever
         logger.exception("extraction of %s failed", session_id)
-        extraction.extraction_fail(session_id, exc)
+        extraction.extraction_fail(session_id, exc, team_id=team_id)
         raise
     if report.status == "not claimed (running)" and self.request.retries > 0:
         # A retry after an outage, while the claim of the interrupted attempt (another process's) has
@@ -90,29 +95,37 @@ def _sweep_at_start(sender=None, **kwargs) -> None:
 
 
 def _run_job(task: str, run_id: int | None, body) -> dict:
+    """``body(progress, team)`` as the run ``run_id`` (over its team), or a new run over every team."""
     from memory.services.jobs import run_job
 
     run, _ = run_job(task, body, run_id=run_id)
-    return {"run": run.pk, **run.summary}
+    if run is None:  # the queued run is gone with its team: nothing to do
+        logger.warning("%s run %s no longer exists; nothing done", task, run_id)
+        return {"run": run_id, "skipped": "no such run"}
+    return {"run": run.pk, **({"team": run.team.slug} if run.team else {}), **run.summary}
 
 
 @shared_task(
     autoretry_for=(OperationalError, InterfaceError), retry_backoff=True, retry_jitter=True, max_retries=3
 )
 def reflect_task(run_id: int | None = None) -> dict:
-    """Daily (beat), or on demand: condense the week's observations into reflections (§4.9)."""
+    """Daily (beat), or on demand: condense the week's observations into reflections (§4.9), of the
+    run's team or (beat) of every team in turn."""
     from memory.models import TaskName
     from memory.services.reflection import reflection_run
 
-    return _run_job(TaskName.REFLECT, run_id, lambda progress: reflection_run(progress=progress))
+    return _run_job(
+        TaskName.REFLECT, run_id, lambda progress, team: reflection_run(team=team, progress=progress)
+    )
 
 
 @shared_task(
     autoretry_for=(OperationalError, InterfaceError), retry_backoff=True, retry_jitter=True, max_retries=3
 )
 def decay_task(run_id: int | None = None) -> dict:
-    """Weekly (beat): materialize decay, maturity, deprecation and inversion (DESIGN.md §4.7)."""
+    """Weekly (beat), or on demand: materialize decay, maturity, deprecation and inversion
+    (DESIGN.md §4.7), of the run's team or (beat) of every team in turn."""
     from memory.models import TaskName
     from memory.services.decay import decay_run
 
-    return _run_job(TaskName.DECAY, run_id, lambda progress: decay_run(progress=progress))
+    return _run_job(TaskName.DECAY, run_id, lambda progress, team: decay_run(team=team, progress=progress))

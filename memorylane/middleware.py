@@ -60,3 +60,22 @@ class DatabaseUnavailableMiddleware:
             logger.warning("database error on %s: %s", request.path, exception)
             return unavailable_response(request)
         return None
+
+
+class TeamWallMiddleware:
+    """Whatever team a request acted for under row-level security (memory.services.teams.enter_team),
+    its connection leaves it when the request ends, and a connection that kept one from an earlier
+    request (which ended abnormally) leaves it before this one starts. Outermost, so every path out
+    of a request passes here."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        from memory.services.teams import leave_team
+
+        leave_team()
+        try:
+            return self.get_response(request)
+        finally:
+            leave_team()

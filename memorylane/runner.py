@@ -33,18 +33,27 @@ PROCESSES = ("web", "worker", "beat")
 
 
 def ensure_admin(stdout=None) -> None:
-    """Create the ``admin`` superuser when there is no superuser at all."""
+    """Create the ``admin`` superuser when there is no superuser at all, as the owner of the team
+    ``default`` (created when missing, DESIGN.md §11)."""
     stdout = stdout or sys.stdout
     from django.contrib.auth import get_user_model
 
+    from memory.models import TeamRole
+    from memory.services.teams import member_add, team_default
+
     User = get_user_model()
     if User.objects.filter(is_superuser=True).exists():
+        if not User.objects.filter(memberships__isnull=False).exists():
+            # An upgrade of an empty-but-for-admin home: the admin owns the default team.
+            admin = User.objects.filter(is_superuser=True).order_by("pk").first()
+            member_add(team=team_default(), user=admin, role=TeamRole.OWNER)
         return
     password = os.environ.get("MEMORYLANE_ADMIN_PASSWORD")
     generated = not password
     if generated:
         password = secrets.token_urlsafe(12)
-    User.objects.create_superuser(username="admin", email="", password=password)
+    admin = User.objects.create_superuser(username="admin", email="", password=password)
+    member_add(team=team_default(), user=admin, role=TeamRole.OWNER)
     if generated:
         print(
             "\n  Created the superuser 'admin' with the password (shown once, change it in the dashboard):\n"

@@ -117,6 +117,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "memorylane.middleware.TeamWallMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "api.middleware.BodySizeLimitMiddleware",
     "memorylane.middleware.DatabaseUnavailableMiddleware",

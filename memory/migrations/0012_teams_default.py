@@ -25,7 +25,9 @@ def into_default(apps, schema_editor):
     Membership = apps.get_model("memory", "Membership")
     ApiToken = apps.get_model("memory", "ApiToken")
     User = apps.get_model(settings.AUTH_USER_MODEL)
-    has_rows = User.objects.exists() or any(apps.get_model("memory", name).objects.exists() for name in TEAM_OWNED)
+    has_rows = User.objects.exists() or any(
+        apps.get_model("memory", name).objects.exists() for name in TEAM_OWNED
+    )
     if not has_rows:
         return
     team, _ = Team.objects.get_or_create(slug="default", defaults={"name": "Default"})

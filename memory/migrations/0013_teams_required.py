@@ -66,4 +66,8 @@ class Migration(migrations.Migration):
             name='team',
             field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='memory.team'),
         ),
+        migrations.AddIndex(
+            model_name="entity",
+            index=models.Index(fields=["team", "id"], name="entity_team_id"),
+        ),
     ]

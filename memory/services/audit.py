@@ -1,4 +1,5 @@
-"""The append-only audit log (MemoryEvent): who did what to which memory."""
+"""The append-only audit log (MemoryEvent): who did what to which memory. Each event is of its
+memory's team."""
 
 from __future__ import annotations
 
@@ -21,7 +22,14 @@ def _append(entries: list[tuple[Memory, dict]], action: str, actor) -> list[Memo
     actor = actor if getattr(actor, "pk", None) else None
     return MemoryEvent.objects.bulk_create(
         [
-            MemoryEvent(memory=memory, memory_ref=memory.pk, action=action, actor=actor, diff=diff)
+            MemoryEvent(
+                team_id=memory.team_id,
+                memory=memory,
+                memory_ref=memory.pk,
+                action=action,
+                actor=actor,
+                diff=diff,
+            )
             for memory, diff in entries
         ]
     )
@@ -30,6 +38,7 @@ def _append(entries: list[tuple[Memory, dict]], action: str, actor) -> list[Memo
 def record_event(memory: Memory, action: str, *, actor=None, **diff) -> MemoryEvent:
     """Append one event. Its diff is redacted: the audit log never keeps a secret either."""
     return MemoryEvent.objects.create(
+        team_id=memory.team_id,
         memory=memory,
         memory_ref=memory.pk,
         action=action,

@@ -17,11 +17,24 @@ same id or natural key) are left as they are, so importing the same file twice a
 export made with another embedding model is refused unless the embeddings are recomputed. A memory
 the file carries without an embedding (a file written by another tool) is embedded with this
 server's model.
+
+Teams (DESIGN.md §11): an export is one team's (``export_lines(team=…)`` writes that team's rows and
+nothing of another team's; the header names the team), and an import writes into the team it is
+given, whatever team the file came from. Rows never carry their team in the file. An import never
+touches a row of another team: a memory or session whose id already belongs to another team (a
+team's backup imported into a second team, say) is **given a new id** — derived from the old id and
+the receiving team, so importing the same file again finds it and adds nothing — and every reference
+to it in the file (supersession, sources, mentions, messages, recalls, feedback, the audit log's
+``memory_ref``, changed facts) follows it. Entities are matched by slug within the team; a reference
+to a row that is neither in the file nor in the receiving team (another team's id) is a problem
+like any unknown reference. People are created when missing (without a password) but are not made
+members of the team: importing a file grants nobody access.
 """
 
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -45,6 +58,7 @@ from memory.models import (
     Recall,
     Session,
     SessionMessage,
+    Team,
 )
 from memory.services.errors import InvalidInput
 from memory.services.search import vector_text
@@ -78,27 +92,28 @@ class Kind:
 
 
 # In dependency order: a row refers only to kinds above it (or, deferred, to its own kind).
+# Every kind is team-owned; the team is never written (an import puts rows into the team it is given).
 KINDS = [
-    Kind("entity", Entity, ("slug",), deferred=("merged_into",), exclude=("id",)),
-    Kind("session", Session, ("id",)),
+    Kind("entity", Entity, ("slug",), deferred=("merged_into",), exclude=("id", "team")),
+    Kind("session", Session, ("id",), exclude=("team",)),
     Kind(
         "memory",
         Memory,
         ("id",),
         deferred=("superseded_by", "inverted_from", "condensed_into", "sources"),
-        exclude=("search_vector",),
+        exclude=("search_vector", "team"),
     ),
-    Kind("mention", EntityMention, ("memory", "entity", "raw"), exclude=("id",)),
-    Kind("message", SessionMessage, ("session", "seq"), exclude=("id",)),
-    Kind("recall", Recall, ("session", "memory"), exclude=("id",)),
+    Kind("mention", EntityMention, ("memory", "entity", "raw"), exclude=("id", "team")),
+    Kind("message", SessionMessage, ("session", "seq"), exclude=("id", "team")),
+    Kind("recall", Recall, ("session", "memory"), exclude=("id", "team")),
     Kind(
         "feedback",
         FeedbackEvent,
         ("memory", "signal", "source", "user", "session", "created_at"),
-        exclude=("id",),
+        exclude=("id", "team"),
     ),
-    Kind("event", MemoryEvent, ("memory_ref", "action", "created_at"), exclude=("id",)),
-    Kind("fact_change", FactChange, ("old", "new"), exclude=("id",)),
+    Kind("event", MemoryEvent, ("memory_ref", "action", "created_at"), exclude=("id", "team")),
+    Kind("fact_change", FactChange, ("old", "new"), exclude=("id", "team")),
 ]
 BY_NAME = {kind.name: kind for kind in KINDS}
 
@@ -143,18 +158,22 @@ def embedding_model_name() -> str:
     return embeddings.model_location().rstrip("/").rsplit("/", 1)[-1]
 
 
-def export_lines(progress: Callable[[int, int], None] | None = None) -> Iterator[str]:
-    """Every line of an export, the header first."""
+def export_lines(*, team: Team, progress: Callable[[int, int], None] | None = None) -> Iterator[str]:
+    """Every line of ``team``'s export, the header first: the team's rows and the people they
+    refer to, nothing of another team."""
+    own_memories = Memory.objects.for_team(team)
     querysets = {
-        "entity": Entity.objects.order_by("slug"),
-        "session": Session.objects.order_by("created_at", "id"),
-        "memory": Memory.objects.order_by("created_at", "id").prefetch_related("sources"),
-        "mention": EntityMention.objects.order_by("id"),
-        "message": SessionMessage.objects.order_by("session_id", "seq"),
-        "recall": Recall.objects.order_by("id"),
-        "feedback": FeedbackEvent.objects.order_by("id"),
-        "event": MemoryEvent.objects.order_by("id"),
-        "fact_change": FactChange.objects.order_by("id"),
+        "entity": Entity.objects.for_team(team).order_by("slug"),
+        "session": Session.objects.for_team(team).order_by("created_at", "id"),
+        "memory": own_memories.order_by("created_at", "id").prefetch_related(
+            models.Prefetch("sources", queryset=Memory.objects.for_team(team).only("pk"))
+        ),
+        "mention": EntityMention.objects.for_team(team).order_by("id"),
+        "message": SessionMessage.objects.for_team(team).order_by("session_id", "seq"),
+        "recall": Recall.objects.for_team(team).order_by("id"),
+        "feedback": FeedbackEvent.objects.for_team(team).order_by("id"),
+        "event": MemoryEvent.objects.for_team(team).order_by("id"),
+        "fact_change": FactChange.objects.for_team(team).order_by("id"),
     }
     counts = {name: qs.count() for name, qs in querysets.items()}
     referenced = set()
@@ -166,7 +185,8 @@ def export_lines(progress: Callable[[int, int], None] | None = None) -> Iterator
         (FactChange, ("resolved_by",)),
     ):
         for name in names:
-            referenced |= set(model.objects.exclude(**{f"{name}__isnull": True}).values_list(name, flat=True))
+            rows = model.objects.for_team(team).exclude(**{f"{name}__isnull": True})
+            referenced |= set(rows.values_list(name, flat=True))
     users = User.objects.filter(pk__in=referenced).order_by("username")
     counts["user"] = users.count()
     header = {
@@ -174,19 +194,21 @@ def export_lines(progress: Callable[[int, int], None] | None = None) -> Iterator
         "format": FORMAT,
         "version": VERSION,
         "exported_at": timezone.now().isoformat(),
+        "team": team.slug,
         "embedding_model": embedding_model_name(),
         "dimensions": 384,
         "counts": counts,
     }
     yield json.dumps(header)
     total, done = sum(counts.values()), 0
-    usernames = dict(User.objects.values_list("pk", "username"))
+    usernames = {}
     for user in users:
+        usernames[user.pk] = user.username
         yield json.dumps(
             {"type": "user", "data": {name: _plain(getattr(user, name)) for name in USER_FIELDS}}
         )
         done += 1
-    slugs = dict(Entity.objects.values_list("pk", "slug"))
+    slugs = dict(Entity.objects.for_team(team).values_list("pk", "slug"))
     for kind in KINDS:
         fields = _fields(kind)
         rows = querysets[kind.name]
@@ -223,8 +245,10 @@ class Plan:
 
 @dataclass
 class ImportReport:
+    team: str = ""
     created: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)
+    new_ids: int = 0  # memories and sessions whose id belonged to another team, imported under a new one
     recomputed_embeddings: int = 0
     embedded_missing: int = 0  # memories the file carried without an embedding, embedded on import
 
@@ -312,8 +336,9 @@ def _check_fields(kind: Kind, number: int, data: dict, problems: list[str]) -> N
             problems.append(f"line {number}: {kind.name}.{name}: {value!r} is not a valid value")
 
 
-def validate(lines: Iterable[str], *, recompute_embeddings: bool = False) -> Plan:
-    """Parse and check a whole export; raises :class:`ImportProblems` listing every problem."""
+def validate(lines: Iterable[str], *, team: Team, recompute_embeddings: bool = False) -> Plan:
+    """Parse and check a whole export for an import into ``team``; raises :class:`ImportProblems`
+    listing every problem. A reference is known when its row is in the file or in ``team``."""
     plan, problems = _parse(lines)
     if plan is None:
         raise ImportProblems(problems)
@@ -328,11 +353,11 @@ def validate(lines: Iterable[str], *, recompute_embeddings: bool = False) -> Pla
     known = {
         "user": usernames,
         "entity": {d.get("slug") for _, d in plan.rows.get("entity", [])}
-        | set(Entity.objects.values_list("slug", flat=True)),
+        | set(Entity.objects.for_team(team).values_list("slug", flat=True)),
         "session": {str(d.get("id")) for _, d in plan.rows.get("session", [])}
-        | {str(pk) for pk in Session.objects.values_list("pk", flat=True)},
+        | {str(pk) for pk in Session.objects.for_team(team).values_list("pk", flat=True)},
         "memory": {str(d.get("id")) for _, d in plan.rows.get("memory", [])}
-        | {str(pk) for pk in Memory.objects.values_list("pk", flat=True)},
+        | {str(pk) for pk in Memory.objects.for_team(team).values_list("pk", flat=True)},
     }
     for number, data in plan.rows.get("user", []):
         if not isinstance(data.get("username"), str) or not data["username"]:
@@ -370,14 +395,46 @@ def _keep_timestamps():
             f.auto_now = True
 
 
+def _new_ids(plan: Plan, team: Team) -> dict[str, str]:
+    """The memories and sessions of the file whose id belongs to another team, each with the id it
+    gets in ``team``: derived from the old id and the team, so a second import of the file finds the
+    rows the first one wrote. The one look beyond the team's rows: at ids only, so that nothing of
+    another team is overwritten (or skipped as if it were this team's)."""
+    renamed: dict[str, str] = {}
+    for kind in ("session", "memory"):
+        ids = set()
+        for _, data in plan.rows.get(kind, []):
+            try:
+                ids.add(uuid.UUID(str(data.get("id"))))
+            except ValueError:
+                continue
+        model = BY_NAME[kind].model
+        elsewhere = model.objects.filter(pk__in=ids).exclude(team=team).values_list("pk", flat=True)
+        for pk in elsewhere:
+            renamed[str(pk)] = str(uuid.uuid5(pk, f"memorylane-team:{team.pk}"))
+    return renamed
+
+
 def import_plan(
-    plan: Plan, *, recompute_embeddings: bool = False, progress: Callable[[int, int], None] | None = None
+    plan: Plan,
+    *,
+    team: Team,
+    recompute_embeddings: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ImportReport:
-    """Write a validated export in one transaction; rows already present are left as they are."""
-    report = ImportReport()
+    """Write a validated export into ``team`` in one transaction; rows already present in the team
+    are left as they are, and ids of another team's rows are given new ones (the module docstring)."""
+    report = ImportReport(team=team.slug)
     total = sum(len(rows) for rows in plan.rows.values())
     done = 0
     with transaction.atomic(), _keep_timestamps():
+        renamed = _new_ids(plan, team)
+        report.new_ids = len(renamed)
+
+        def mapped(value):
+            """A memory's or session's id as it is in ``team``."""
+            return renamed.get(str(value), value) if value is not None else None
+
         users = dict(User.objects.values_list("username", "pk"))
         for _, data in plan.rows.get("user", []):
             if data["username"] in users:
@@ -391,16 +448,20 @@ def import_plan(
             user.save()
             users[user.username] = user.pk
             report.created["user"] = report.created.get("user", 0) + 1
-        entities = dict(Entity.objects.values_list("slug", "pk"))
+        entities = dict(Entity.objects.for_team(team).values_list("slug", "pk"))
         deferred: list[tuple[Kind, object, dict]] = []
         for kind in KINDS:
             fields = [f for f in _fields(kind) if not f.many_to_many]
             for number, data in plan.rows.get(kind.name, []):
-                values = {}
+                values = {"team_id": team.pk}
                 for f in fields:
                     if f.name not in data or f.name in kind.deferred:
                         continue
                     value = data[f.name]
+                    if (kind.name in ("session", "memory") and f.name == "id") or (
+                        kind.name == "event" and f.name == "memory_ref"
+                    ):
+                        value = mapped(value)
                     if f.is_relation and value is not None:
                         target = _ref_target(f)
                         value = (
@@ -408,7 +469,7 @@ def import_plan(
                             if target == "user"
                             else entities[value]
                             if target == "entity"
-                            else value
+                            else mapped(value)
                         )
                         values[f.attname] = value
                     else:
@@ -416,7 +477,11 @@ def import_plan(
                             f.to_python(value) if value is not None and f.name != "embedding" else value
                         )
                 attnames = [kind.model._meta.get_field(name).attname for name in kind.key]
-                existing = kind.model.objects.filter(**{name: values.get(name) for name in attnames}).first()
+                existing = (
+                    kind.model.objects.for_team(team)
+                    .filter(**{name: values.get(name) for name in attnames})
+                    .first()
+                )
                 if existing is not None:
                     report.skipped[kind.name] = report.skipped.get(kind.name, 0) + 1
                 else:
@@ -445,15 +510,15 @@ def import_plan(
                 f = kind.model._meta.get_field(name)
                 if f.many_to_many:
                     if value:
-                        getattr(obj, name).set(value)
+                        getattr(obj, name).set([mapped(item) for item in value])
                 elif value is not None:
-                    changes[f.attname] = entities[value] if _ref_target(f) == "entity" else value
+                    changes[f.attname] = entities[value] if _ref_target(f) == "entity" else mapped(value)
             if changes:
-                kind.model.objects.filter(pk=obj.pk).update(**changes)
+                kind.model.objects.for_team(team).filter(pk=obj.pk).update(**changes)
         if recompute_embeddings:
-            report.recomputed_embeddings = _recompute_embeddings()
+            report.recomputed_embeddings = _recompute_embeddings(team)
         else:
-            report.embedded_missing = _recompute_embeddings(missing_only=True)
+            report.embedded_missing = _recompute_embeddings(team, missing_only=True)
     if progress:
         progress(total, total)
     return report
@@ -462,24 +527,26 @@ def import_plan(
 # One statement writes a batch's embeddings (ids and pgvector's text form, side by side).
 EMBEDDINGS_UPDATE_SQL = (
     "UPDATE memory_memory AS m SET embedding = v.embedding::vector "
-    "FROM unnest(%s::uuid[], %s::text[]) AS v(id, embedding) WHERE m.id = v.id"
+    "FROM unnest(%s::uuid[], %s::text[]) AS v(id, embedding) WHERE m.id = v.id AND m.team_id = %s"
 )
 
 
-def _recompute_embeddings(*, missing_only: bool = False) -> int:
+def _recompute_embeddings(team: Team, *, missing_only: bool = False) -> int:
     """Embed every memory with this server's model, or only those without an embedding (a file
     written by another tool may carry none: such a memory could be found by its words only, and a
     store could not recognise it as a duplicate), BACKUP_BATCH_SIZE at a time, one statement each.
-    Returns how many were embedded."""
+    Returns how many were embedded. Only ``team``'s memories."""
     batch = setting("BACKUP_BATCH_SIZE")
-    memories = Memory.objects.filter(embedding__isnull=True) if missing_only else Memory.objects.all()
+    own = Memory.objects.for_team(team)
+    memories = own.filter(embedding__isnull=True) if missing_only else own
     pks = list(memories.order_by("pk").values_list("pk", flat=True))
     for start in range(0, len(pks), batch):
-        chunk = list(Memory.objects.filter(pk__in=pks[start : start + batch]).values_list("pk", "content"))
+        chunk = list(own.filter(pk__in=pks[start : start + batch]).values_list("pk", "content"))
         vectors = embeddings.encode([content for _, content in chunk])
         with connection.cursor() as cursor:
             cursor.execute(
-                EMBEDDINGS_UPDATE_SQL, [[pk for pk, _ in chunk], [vector_text(vector) for vector in vectors]]
+                EMBEDDINGS_UPDATE_SQL,
+                [[pk for pk, _ in chunk], [vector_text(vector) for vector in vectors], team.pk],
             )
     return len(pks)
 
@@ -487,9 +554,10 @@ def _recompute_embeddings(*, missing_only: bool = False) -> int:
 def import_lines(
     lines: Iterable[str],
     *,
+    team: Team,
     recompute_embeddings: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> ImportReport:
-    """Validate a whole export, then write it (see the module's docstring)."""
-    plan = validate(lines, recompute_embeddings=recompute_embeddings)
-    return import_plan(plan, recompute_embeddings=recompute_embeddings, progress=progress)
+    """Validate a whole export, then write it into ``team`` (see the module's docstring)."""
+    plan = validate(lines, team=team, recompute_embeddings=recompute_embeddings)
+    return import_plan(plan, team=team, recompute_embeddings=recompute_embeddings, progress=progress)

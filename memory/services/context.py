@@ -2,7 +2,9 @@
 
 Critical memories, then anti-patterns, then the best matches for the task and project — none the
 session was already shown — packed into a token budget (4 characters ≈ 1 token) as markdown with
-each memory's id, inside a block that says it is reference data, not instructions.
+each memory's id, inside a block that says it is reference data, not instructions. Only one team's
+memories are ever considered (DESIGN.md §11), and with a token's project allow-list only those of
+its projects.
 """
 
 from __future__ import annotations
@@ -13,10 +15,10 @@ from datetime import datetime
 from django.utils import timezone
 
 from memory.conf import setting
-from memory.models import Entity, Memory, Priority, Session
+from memory.models import Entity, Memory, Priority, Session, Team
 from memory.services import entities as entity_service
 from memory.services.decay import decay_factor
-from memory.services.errors import InvalidInput
+from memory.services.errors import InvalidInput, NotFound
 from memory.services.maturity import multiplier as maturity_multiplier
 from memory.services.search import SearchHit, memory_search, record_retrieval
 
@@ -80,6 +82,7 @@ def _ranked(queryset, now: datetime) -> list[Memory]:
 
 def context_build(
     *,
+    team: Team,
     session: Session | None = None,
     project: str | None = None,
     query: str | None = None,
@@ -87,12 +90,16 @@ def context_build(
     record: bool = True,
     fresh: bool = False,
     now: datetime | None = None,
+    allowed_projects: list[str] | None = None,
 ) -> ContextResult:
-    """Build the context block. Memories already shown in ``session`` are left out, and the ones
-    included are recorded as shown — unless the agent's history was reset since: ``fresh`` (after a
-    compaction, a clear, or a session continued in a new process) says it just was, and then what
-    the session was shown before counts as not shown (§4.10). Raises InvalidInput, or
-    AmbiguousEntity for an ambiguous project."""
+    """Build the context block of ``team``'s memories. Memories already shown in ``session`` are
+    left out, and the ones included are recorded as shown — unless the agent's history was reset
+    since: ``fresh`` (after a compaction, a clear, or a session continued in a new process) says it
+    just was, and then what the session was shown before counts as not shown (§4.10). ``project``
+    resolves among the team's entities. With ``allowed_projects`` (project slugs: a token's
+    allow-list; an empty list allows none) only memories about those projects are shown, none
+    team-wide. Raises InvalidInput, AmbiguousEntity for an ambiguous project, or NotFound for a
+    ``session`` of another team."""
     now = now or timezone.now()
     budget_tokens = setting("CONTEXT_BUDGET_TOKENS") if budget_tokens is None else budget_tokens
     if (
@@ -105,13 +112,18 @@ def context_build(
         )
     if query is not None and (not isinstance(query, str) or len(query) > 2000):
         raise InvalidInput({"q": ["The task text is at most 2000 characters."]})
-    project_entity = entity_service.resolve_project(project) if project else None
+    if session is not None and session.team_id != team.pk:
+        raise NotFound(f"No session '{session.external_id}'.")
+    project_entity = entity_service.resolve_project(project, team=team) if project else None
 
     if session is not None and fresh:
-        Session.objects.filter(pk=session.pk).update(context_reset_at=now)
+        Session.objects.for_team(team).filter(pk=session.pk).update(context_reset_at=now)
         session.context_reset_at = now
     shown = shown_in(session)
-    servable = Memory.objects.servable(now).exclude(pk__in=shown).select_related("author")
+    unshown = Memory.objects.for_team(team).servable(now).exclude(pk__in=shown)
+    if allowed_projects is not None:  # a token's project allow-list: nothing team-wide either
+        unshown = unshown.in_projects(allowed_projects)
+    servable = unshown.select_related("author")
     if project_entity is not None:
         # The project's own memories, plus team-wide ones that belong to no project.
         servable = servable.for_project(project_entity)
@@ -123,7 +135,12 @@ def context_build(
     candidates += [("anti_pattern", m) for m in _ranked(servable.filter(is_negative=True), now)]
     if query and query.strip():
         outcome = memory_search(
-            query=query, limit=setting("CONTEXT_SEARCH_LIMIT"), scope=servable, record=False, now=now
+            team=team,
+            query=query,
+            limit=setting("CONTEXT_SEARCH_LIMIT"),
+            scope=servable,  # the team's, and the allow-list's when there is one
+            record=False,
+            now=now,
         )
         candidates += [("relevant", hit.memory) for hit in outcome.results]
     else:
@@ -132,9 +149,7 @@ def context_build(
 
     # §4.9: an observation condensed into a reflection is represented by the reflection.
     condensed = {m.condensed_into_id for _, m in candidates if m.condensed_into_id}
-    reflections = (
-        Memory.objects.servable(now).exclude(pk__in=shown).in_bulk(list(condensed)) if condensed else {}
-    )
+    reflections = unshown.in_bulk(list(condensed)) if condensed else {}
     candidates = [(section, reflections.get(m.condensed_into_id, m)) for section, m in candidates]
 
     budget_chars = budget_tokens * setting("CHARS_PER_TOKEN")
@@ -157,7 +172,10 @@ def context_build(
     result.used_tokens = -(-len(result.markdown) // setting("CHARS_PER_TOKEN"))
     if record and result.items:
         record_retrieval(
-            [SearchHit(item.memory, standing(item.memory, now), {}) for item in result.items], session, now
+            [SearchHit(item.memory, standing(item.memory, now), {}) for item in result.items],
+            session,
+            now,
+            team=team,
         )
     return result
 

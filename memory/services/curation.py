@@ -1,4 +1,5 @@
-"""What curators do to a memory: edit, approve, reject, delete."""
+"""What curators do to a memory: edit, approve, reject, delete, merge. Each works within the
+memory's team (DESIGN.md §11): two memories of different teams are never merged or compared."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ from django.utils import timezone
 
 from memory import embeddings
 from memory.conf import setting
-from memory.models import Action, Category, Maturity, Memory, MemoryType, Priority, Status
+from memory.models import Action, Category, Maturity, Memory, MemoryType, Priority, Status, Team
 from memory.services import entities as entity_service
 from memory.services import maturity as maturity_service
 from memory.services.audit import record_event
-from memory.services.errors import ContentTooLarge, InvalidInput
+from memory.services.errors import ContentTooLarge, InvalidInput, NotFound
 from memory.services.redaction import redact
 from memory.services.store import content_hash
 from memory.services.upsert import scope_key, scope_of
@@ -29,7 +30,7 @@ def memory_update(*, memory: Memory, actor, **changes) -> Memory:
     unknown = set(changes) - set(EDITABLE)
     if unknown:
         raise InvalidInput({name: ["This field cannot be edited."] for name in sorted(unknown)})
-    memory = Memory.objects.select_for_update().get(pk=memory.pk)
+    memory = Memory.objects.for_team(memory.team_id).select_for_update().get(pk=memory.pk)
     errors: dict[str, list[str]] = {}
     diff: dict = {}
     if "content" in changes:
@@ -70,7 +71,7 @@ def memory_update(*, memory: Memory, actor, **changes) -> Memory:
         raise InvalidInput(errors)
     if "entities" in changes:
         resolution = entity_service.resolve_references(
-            changes["entities"] or [], create=True
+            changes["entities"] or [], team=memory.team, create=True
         ).raise_if_ambiguous()
         before = sorted(memory.mentions.filter(resolved=True).values_list("entity__slug", flat=True))
         memory.mentions.filter(resolved=True).exclude(entity__in=resolution.entities).delete()
@@ -92,7 +93,7 @@ def memory_update(*, memory: Memory, actor, **changes) -> Memory:
 @transaction.atomic
 def memory_approve(*, memory: Memory, actor) -> Memory:
     """A curator clears a pending, quarantined or unreviewed memory: active, with the reviewer kept."""
-    memory = Memory.objects.select_for_update().get(pk=memory.pk)
+    memory = Memory.objects.for_team(memory.team_id).select_for_update().get(pk=memory.pk)
     before = memory.status
     memory.status = Status.ACTIVE
     memory.status_reason = ""
@@ -111,7 +112,7 @@ def memory_approve(*, memory: Memory, actor) -> Memory:
 
 @transaction.atomic
 def memory_reject(*, memory: Memory, actor, reason: str = "") -> Memory:
-    memory = Memory.objects.select_for_update().get(pk=memory.pk)
+    memory = Memory.objects.for_team(memory.team_id).select_for_update().get(pk=memory.pk)
     before = memory.status
     memory.status = Status.REJECTED
     memory.status_reason = (reason or "").strip()[:1000]
@@ -163,9 +164,15 @@ def memory_curate(
 
 
 def merge_candidates(*, memory: Memory, limit: int = 5) -> list[tuple[Memory, float]]:
-    """The live memories most similar to ``memory`` (same kind), with their cosine similarity: the
-    targets a curator is offered when merging it into another."""
-    live = Memory.objects.active().current().filter(kind=memory.kind).exclude(pk=memory.pk)
+    """The live memories of ``memory``'s team most similar to it (same kind), with their cosine
+    similarity: the targets a curator is offered when merging it into another."""
+    live = (
+        Memory.objects.for_team(memory.team_id)
+        .active()
+        .current()
+        .filter(kind=memory.kind)
+        .exclude(pk=memory.pk)
+    )
     if memory.embedding is None:
         return [(candidate, 0.0) for candidate in live.order_by("-created_at")[:limit]]
     nearest = live.defer("search_vector").nearest(memory.embedding, limit, exact=True)
@@ -177,11 +184,17 @@ def memory_merge(*, source: Memory, target: Memory, actor) -> Memory:
     """Fold ``source`` into ``target``: the target gains the source's tags and entities and counts it
     as a reinforcement; the source is archived, superseded by the target (so its history and the
     supersession chain lead to the survivor). Feedback stays with the memory it was given to, so
-    aggregates remain recomputable from events. Raises InvalidInput."""
+    aggregates remain recomputable from events. Raises InvalidInput, and NotFound for a target of
+    another team (as for a missing one)."""
     if source.pk == target.pk:
         raise InvalidInput({"target": ["A memory cannot be merged into itself."]})
-    pair = Memory.objects.filter(pk__in=[source.pk, target.pk]).locked_in_key_order()
+    if source.team_id != target.team_id:
+        raise NotFound(f"No memory {target.pk}.")
+    pair = Memory.objects.for_team(source.team_id).filter(pk__in=[source.pk, target.pk]).locked_in_key_order()
     locked = {m.pk: m for m in pair}
+    for wanted in (source, target):
+        if wanted.pk not in locked:
+            raise NotFound(f"No memory {wanted.pk}.")
     source, target = locked[source.pk], locked[target.pk]
     if target.status != Status.ACTIVE or target.superseded_by_id is not None:
         raise InvalidInput({"target": ["Merge into an active memory that has not been superseded."]})
@@ -223,11 +236,12 @@ def memory_merge(*, source: Memory, target: Memory, actor) -> Memory:
     return target
 
 
-def review_queue():
-    """What awaits a curator (DESIGN.md §6): quarantined and pending memories, and active candidates
-    nobody has reviewed yet — quarantined first, then pending, then the rest, newest first."""
+def review_queue(*, team: Team):
+    """What awaits ``team``'s curators (DESIGN.md §6): quarantined and pending memories, and active
+    candidates nobody has reviewed yet — quarantined first, then pending, then the rest, newest first."""
     return (
-        Memory.objects.current()
+        Memory.objects.for_team(team)
+        .current()
         .filter(
             Q(status__in=[Status.QUARANTINED, Status.PENDING_REVIEW])
             | Q(status=Status.ACTIVE, maturity=Maturity.CANDIDATE, reviewed_by__isnull=True)

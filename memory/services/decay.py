@@ -3,7 +3,8 @@
 ``decay = 0.5^(days since last_validated_at / half_life(priority))``. Search computes it live;
 :func:`decay_run` (weekly, Celery beat) materializes it for sorting, recomputes maturity from the
 decayed feedback, deprecates and inverts harmful memories, and flags stale ones. It is idempotent:
-a second run at the same moment changes nothing.
+a second run at the same moment changes nothing. It works within one team, or every team one after
+another (DESIGN.md §11).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory.conf import setting
-from memory.models import Memory, Status
+from memory.models import Memory, Status, Team
 from memory.services import feedback as feedback_service
 from memory.services.maturity import SECONDS_PER_DAY
 from memory.services.taxonomy import half_life_days
@@ -47,15 +48,29 @@ class DecayReport:
     stale: int = 0
 
 
-def decay_run(*, now: datetime | None = None, progress=None) -> DecayReport:
-    """Materialize decay, maturity, inversion and staleness on every active, current memory."""
+def decay_run(*, team: Team | None = None, now: datetime | None = None, progress=None) -> DecayReport:
+    """Materialize decay, maturity, inversion and staleness on every active, current memory of
+    ``team``, or (None) of every team, one team after another."""
     now = now or timezone.now()
     report = DecayReport()
-    ids = list(Memory.objects.active().filter(superseded_by__isnull=True).values_list("pk", flat=True))
-    for start in range(0, len(ids), CHUNK):
-        for pk in ids[start : start + CHUNK]:
+    teams = [team] if team is not None else list(Team.objects.order_by("pk"))
+    work = [
+        (each, pk)
+        for each in teams
+        for pk in Memory.objects.for_team(each)
+        .active()
+        .filter(superseded_by__isnull=True)
+        .values_list("pk", flat=True)
+    ]
+    for start in range(0, len(work), CHUNK):
+        for each, pk in work[start : start + CHUNK]:
             with transaction.atomic():
-                memory = Memory.objects.select_for_update().filter(pk=pk, status=Status.ACTIVE).first()
+                memory = (
+                    Memory.objects.for_team(each)
+                    .select_for_update()
+                    .filter(pk=pk, status=Status.ACTIVE)
+                    .first()
+                )
                 if memory is None:
                     continue  # changed since we listed it
                 report.examined += 1
@@ -72,5 +87,5 @@ def decay_run(*, now: datetime | None = None, progress=None) -> DecayReport:
                 if inverted is not None:
                     report.inverted.append(str(inverted.pk))
             if progress:
-                progress(report.examined, len(ids))
+                progress(report.examined, len(work))
     return report

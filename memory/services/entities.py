@@ -1,7 +1,12 @@
-"""Entities (DESIGN.md §4.2): slugs, resolution of names, extraction from paths and text, merging."""
+"""Entities (DESIGN.md §4.2): slugs, resolution of names, extraction from paths and text, merging.
+
+Entities belong to a team (DESIGN.md §11): a slug is unique per team, and every pool, name index and
+lookup here is one team's — ``project:api`` of two teams is two entities that never meet.
+"""
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import time
@@ -14,9 +19,9 @@ from django.db import connection, transaction
 from django.db.models.signals import post_delete, post_save
 
 from memory.conf import setting
-from memory.models import ENTITY_SLUG_PATTERN, Entity, EntityMention, EntityType, Memory, Session
-from memory.rows import row_reader
-from memory.services.errors import AmbiguousEntity, InvalidInput
+from memory.models import ENTITY_SLUG_PATTERN, Entity, EntityMention, EntityType, Memory, Session, Team
+from memory.rows import RowReader, row_reader
+from memory.services.errors import AmbiguousEntity, InvalidInput, NotFound
 
 SLUG_RE = re.compile(ENTITY_SLUG_PATTERN)
 SLUG_IN_TEXT_RE = re.compile(r"\b(?:" + "|".join(EntityType.values) + r"):[a-z0-9]+(?:-[a-z0-9]+)*\b")
@@ -60,35 +65,52 @@ def canonical(entity: Entity) -> Entity:
     return entity
 
 
-def entities_for_slugs(slugs: Iterable[str], *, create: bool) -> dict[str, Entity]:
-    """Valid slugs → their canonical entities in a few queries; with ``create``, missing ones are
-    created, each named from its slug (concurrent creators meet at the unique slug)."""
+def _team_id(team: Team | int) -> int:
+    return team if isinstance(team, int) else team.pk
+
+
+def entities_for_slugs(slugs: Iterable[str], *, team: Team, create: bool) -> dict[str, Entity]:
+    """Valid slugs → ``team``'s canonical entities in a few queries; with ``create``, missing ones
+    are created in the team, each named from its slug (concurrent creators meet at the slug, unique
+    per team)."""
+    team_id = _team_id(team)
     slugs = list(dict.fromkeys(slugs))
-    found = _entities_by_slug(slugs)
+    found = _entities_by_slug(slugs, team_id)
     missing = [slug for slug in slugs if slug not in found]
     if create and missing:
         Entity.objects.bulk_create(
-            [Entity(slug=slug, type=slug.split(":", 1)[0], name=name_from_slug(slug)) for slug in missing],
+            [
+                Entity(team_id=team_id, slug=slug, type=slug.split(":", 1)[0], name=name_from_slug(slug))
+                for slug in missing
+            ],
             ignore_conflicts=True,
         )
-        invalidate_name_index()
-        found.update(_entities_by_slug(missing))
+        invalidate_name_index(team_id=team_id)
+        found.update(_entities_by_slug(missing, team_id))
     return {slug: canonical(entity) for slug, entity in found.items()}
 
 
-def _entities_by_slug(slugs: list[str]) -> dict[str, Entity]:
-    """The entities of ``slugs`` (those that exist), each with the one it was merged into. One
-    hand-written statement (memory/rows.py): every store resolves its entities, and through the ORM
-    the lookup cost 0.8 ms of Python, 0.2 now (bench/HISTORY.md, stop 29)."""
+@functools.cache
+def _slug_reader() -> RowReader:
+    """:func:`row_reader`'s statement for entities by slug, within one team (its last parameter)."""
+    reader = row_reader(Entity, (("merged_into", None),), key="slug", many=True)
+    team = connection.ops.quote_name(Entity._meta.get_field("team").column)
+    return RowReader(f"{reader.sql} AND m.{team} = %s", reader.parts, reader.related)
+
+
+def _entities_by_slug(slugs: list[str], team_id: int) -> dict[str, Entity]:
+    """The team's entities of ``slugs`` (those that exist), each with the one it was merged into.
+    One hand-written statement (memory/rows.py): every store resolves its entities, and through the
+    ORM the lookup cost 0.8 ms of Python, 0.2 now (bench/HISTORY.md, stop 29)."""
     if not slugs:
         return {}
-    found = row_reader(Entity, (("merged_into", None),), key="slug", many=True).read([slugs])
+    found = _slug_reader().read([slugs, team_id])
     return {entity.slug: entity for entity in found}
 
 
-def entity_get_or_create(slug: str) -> Entity:
-    """The (canonical) entity for a valid slug, created — named from the slug — if new."""
-    return entities_for_slugs([slug], create=True)[slug]
+def entity_get_or_create(slug: str, *, team: Team) -> Entity:
+    """``team``'s (canonical) entity for a valid slug, created — named from the slug — if new."""
+    return entities_for_slugs([slug], team=team, create=True)[slug]
 
 
 def _name_keys(entity: Entity) -> set[str]:
@@ -97,12 +119,13 @@ def _name_keys(entity: Entity) -> set[str]:
     return {key for key in keys if key}
 
 
-def match_name(name: str, entities: Iterable[Entity] | None = None) -> list[Entity]:
-    """Canonical entities a bare name refers to: an exact name/alias match, else leading-word matches."""
+def match_name(name: str, entities: Iterable[Entity]) -> list[Entity]:
+    """The entities of ``entities`` (one team's canonical ones) a bare name refers to: an exact
+    name/alias match, else leading-word matches."""
     wanted = slugify_name(name)
     if not wanted:
         return []
-    pool = list(entities) if entities is not None else list(Entity.objects.canonical())
+    pool = list(entities)
     exact = [entity for entity in pool if wanted in _name_keys(entity)]
     if exact:
         return exact
@@ -140,23 +163,28 @@ def validate_references(references: Iterable[str]) -> list[str]:
 def resolve_references(
     references: Iterable[str],
     *,
+    team: Team,
     create: bool,
     by_slug: dict[str, Entity] | None = None,
     pool: list[Entity] | None = None,
 ) -> Resolution:
-    """Resolve slugs and bare names. Slugs are created when ``create`` (on store), else looked up.
-    ``by_slug`` and ``pool`` (canonical entities) let a caller resolving many lists query once."""
+    """Resolve slugs and bare names among ``team``'s entities. Slugs are created when ``create`` (on
+    store), else looked up. ``by_slug`` and ``pool`` (the team's canonical entities) let a caller
+    resolving many lists query once."""
     resolution = Resolution()
     references = validate_references(references)
     slugs = {reference: normalize_slug(reference) for reference in references}
     wanted = [slug for slug in slugs.values() if slug and (by_slug is None or slug not in by_slug)]
-    by_slug = {**(by_slug or {}), **(entities_for_slugs(wanted, create=create) if wanted else {})}
+    by_slug = {
+        **(by_slug or {}),
+        **(entities_for_slugs(wanted, team=team, create=create) if wanted else {}),
+    }
     for reference in references:
         if slugs[reference] is not None:
             matches = [by_slug[slugs[reference]]] if slugs[reference] in by_slug else []
         else:
             if pool is None:
-                pool = list(Entity.objects.canonical())
+                pool = list(Entity.objects.for_team(team).canonical())
             matches = match_name(reference, pool)
         if len(matches) == 1:
             if matches[0] not in resolution.entities:
@@ -168,17 +196,17 @@ def resolve_references(
     return resolution
 
 
-def resolve_project(reference: str) -> Entity | None:
-    """A project given as a slug, a bare project name ("billing-api") or any entity name; None if
-    unknown. Raises AmbiguousEntity when a bare name matches several entities."""
+def resolve_project(reference: str, *, team: Team) -> Entity | None:
+    """``team``'s project given as a slug, a bare project name ("billing-api") or any entity name;
+    None if unknown. Raises AmbiguousEntity when a bare name matches several entities."""
     slug = normalize_slug(reference) or normalize_slug(f"{EntityType.PROJECT}:{reference}")
     if slug is not None:
-        entity = Entity.objects.filter(slug=slug).select_related("merged_into").first()
+        entity = Entity.objects.for_team(team).filter(slug=slug).select_related("merged_into").first()
         if entity is not None:
             return canonical(entity)
     if ":" in reference:
         return None
-    resolution = resolve_references([reference], create=False).raise_if_ambiguous()
+    resolution = resolve_references([reference], team=team, create=False).raise_if_ambiguous()
     return resolution.entities[0] if resolution.entities else None
 
 
@@ -215,23 +243,26 @@ class Detected:
 
 @dataclass
 class NameIndex:
-    """Every name key (slugified name, slug name, alias) of the canonical entities → those entities,
-    in slug order: what :func:`detect_in_text` looks the words of a text up in."""
+    """Every name key (slugified name, slug name, alias) of one team's canonical entities → those
+    entities, in slug order: what :func:`detect_in_text` looks the words of a text up in."""
 
     keys: dict[str, list[Entity]]
     longest: int  # the most words in a key
-    max_id: int | None  # the newest entity when it was built
+    max_id: int | None  # the team's newest entity when it was built
     built_at: float
+    team_id: int | None = None  # the team of the entities (None: built from a pool of none)
 
     @classmethod
     def build(cls, pool: Iterable[Entity], max_id: int | None = None) -> NameIndex:
         keys: dict[str, list[Entity]] = {}
+        team_id = None
         for entity in pool:
+            team_id = entity.team_id
             for key in sorted(_name_keys(entity)):
                 if len(key) >= MIN_NAME_KEY_LENGTH:
                     keys.setdefault(key, []).append(entity)
         longest = max((key.count("-") + 1 for key in keys), default=0)
-        return cls(keys, longest, max_id, time.monotonic())
+        return cls(keys, longest, max_id, time.monotonic(), team_id)
 
     def matches(self, text: str) -> dict[str, list[Entity]]:
         """The keys that are whole runs of the text's words (what ``-key-`` in ``-text-`` finds)."""
@@ -246,53 +277,62 @@ class NameIndex:
         return dict(sorted(found.items(), key=lambda item: item[1][0].slug))
 
 
-_name_index: NameIndex | None = None
+# One name index per team, by team id: a team's names never detect another team's entities.
+_name_indexes: dict[int, NameIndex] = {}
 _name_index_lock = threading.Lock()
 
 
-def name_index() -> NameIndex:
-    """The name index of the canonical entities, built once per process. Rebuilt when an entity is
-    created (its id is newer than the index: one index lookup per call), when one is saved or
-    deleted in this process, and after ENTITY_INDEX_SECONDS (aliases or merges from another process)."""
-    global _name_index
-    max_id = newest_entity_id()
-    index = _name_index
+def name_index(team: Team) -> NameIndex:
+    """The name index of ``team``'s canonical entities, built once per process and team. Rebuilt
+    when an entity of the team is created (its id is newer than the index: one index lookup per
+    call), when one is saved or deleted in this process, and after ENTITY_INDEX_SECONDS (aliases or
+    merges from another process)."""
+    team_id = _team_id(team)
+    max_id = newest_entity_id(team_id)
+    index = _name_indexes.get(team_id)
     if (
         index is None
         or index.max_id != max_id
         or time.monotonic() - index.built_at > setting("ENTITY_INDEX_SECONDS")
     ):
         with _name_index_lock:
-            index = NameIndex.build(Entity.objects.canonical(), max_id)
-            _name_index = index
+            index = NameIndex.build(Entity.objects.for_team(team_id).canonical(), max_id)
+            index.team_id = team_id
+            _name_indexes[team_id] = index
     return index
 
 
-def newest_entity_id() -> int | None:
-    """The newest entity's id (the name index's freshness check on every search): a hand-written
-    statement, 0.10 ms of Python against 0.39 through the ORM's aggregate (bench/HISTORY.md, stop 29)."""
+def newest_entity_id(team: Team) -> int | None:
+    """``team``'s newest entity's id (the name index's freshness check on every search): a
+    hand-written statement, 0.10 ms of Python against 0.39 through the ORM's aggregate
+    (bench/HISTORY.md, stop 29)."""
+    quote = connection.ops.quote_name
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT max({connection.ops.quote_name(Entity._meta.pk.column)}) "
-            f"FROM {connection.ops.quote_name(Entity._meta.db_table)}"
+            f"SELECT max({quote(Entity._meta.pk.column)}) FROM {quote(Entity._meta.db_table)} "
+            f"WHERE {quote(Entity._meta.get_field('team').column)} = %s",
+            [_team_id(team)],
         )
         return cursor.fetchone()[0]
 
 
 def entity_slugs_of(memory_ids: list) -> dict:
     """``{memory id: sorted slugs}`` of the entities the memories ``memory_ids`` mention (resolved
-    mentions only), every id present. One hand-written statement: a search's results look them up
-    on every request, and through the ORM that cost 0.7 ms of Python, 0.2 now (bench/HISTORY.md,
-    stop 29)."""
+    mentions only), every id present. The ids are of memories the caller read through its team; a
+    mention only ever names an entity of its own team. One hand-written statement: a search's
+    results look them up on every request, and through the ORM that cost 0.7 ms of Python, 0.2 now
+    (bench/HISTORY.md, stop 29)."""
     slugs: dict = {pk: set() for pk in memory_ids}
     if slugs:
         quote = connection.ops.quote_name
         mention, entity = EntityMention._meta, Entity._meta
+        team = quote(entity.get_field("team").column)
         with connection.cursor() as cursor:
             cursor.execute(
                 f"SELECT m.{quote(mention.get_field('memory').column)}, e.{quote(entity.get_field('slug').column)} "
                 f"FROM {quote(mention.db_table)} m JOIN {quote(entity.db_table)} e "
                 f"ON e.{quote(entity.pk.column)} = m.{quote(mention.get_field('entity').column)} "
+                f"AND e.{team} = m.{team} "
                 f"WHERE m.{quote(mention.get_field('memory').column)} = ANY(%s) "
                 f"AND m.{quote(mention.get_field('resolved').column)}",
                 [list(slugs)],
@@ -302,28 +342,50 @@ def entity_slugs_of(memory_ids: list) -> dict:
     return {pk: sorted(found) for pk, found in slugs.items()}
 
 
-def invalidate_name_index(**kwargs) -> None:
-    global _name_index
-    _name_index = None
+def invalidate_name_index(*, team_id: int | None = None, instance: Entity | None = None, **kwargs) -> None:
+    """Forget the name index of a team (``team_id``, or that of the saved or deleted entity
+    ``instance``), or of every team when neither is given."""
+    if instance is not None:
+        team_id = instance.team_id
+    if team_id is None:
+        _name_indexes.clear()
+    else:
+        _name_indexes.pop(team_id, None)
 
 
 post_save.connect(invalidate_name_index, sender=Entity, dispatch_uid="entities-name-index-save")
 post_delete.connect(invalidate_name_index, sender=Entity, dispatch_uid="entities-name-index-delete")
 
 
-def detect_in_text(text: str, pool: list[Entity] | None = None, index: NameIndex | None = None) -> Detected:
-    """Known entities named in ``text``: explicit slugs, plus full names and aliases of known entities.
-    ``pool`` (the canonical entities) saves a query when many texts are checked; ``index`` (from
-    :func:`name_index`) saves scanning them at all."""
+def detect_in_text(
+    text: str, pool: list[Entity] | None = None, index: NameIndex | None = None, *, team: Team | None = None
+) -> Detected:
+    """``team``'s entities named in ``text``: explicit slugs, plus full names and aliases of its
+    known entities. ``pool`` (the team's canonical entities) saves a query when many texts are
+    checked; ``index`` (from :func:`name_index`) saves scanning them at all. ``team`` is required
+    without either (with one, it is theirs: a team without entities detects nothing)."""
+    if team is not None:
+        team_id = _team_id(team)
+    elif index is not None and index.team_id is not None:
+        team_id = index.team_id
+    elif pool is not None:
+        team_id = next((entity.team_id for entity in pool), None)
+    elif index is not None:
+        team_id = None  # built from an empty pool: the team has no entities
+    else:
+        raise TypeError("detect_in_text needs a team when it is given no pool and no index")
     detected = Detected()
     slugs = list(dict.fromkeys(SLUG_IN_TEXT_RE.findall(text.lower())))
-    if slugs:
-        for entity in Entity.objects.filter(slug__in=slugs).select_related("merged_into"):
+    if slugs and team_id is not None:
+        found = Entity.objects.for_team(team_id).filter(slug__in=slugs).select_related("merged_into")
+        for entity in found:
             entity = canonical(entity)
             if entity not in detected.entities:
                 detected.entities.append(entity)
     if index is None:
-        index = NameIndex.build(Entity.objects.canonical() if pool is None else pool)
+        if pool is None:
+            pool = list(Entity.objects.for_team(team_id).canonical())
+        index = NameIndex.build(pool)
     by_key = index.matches(text)
     for key, matches in by_key.items():
         if len(matches) == 1:
@@ -340,10 +402,16 @@ def link_entities(memory: Memory, entities: Iterable[Entity], *, raw: dict[int, 
     entities = list(entities)
     if not entities:
         return
+    if any(entity.team_id != memory.team_id for entity in entities):
+        raise NotFound("No such entity.")
     EntityMention.objects.bulk_create(
         [
             EntityMention(
-                memory=memory, entity=entity, raw=raw.get(entity.pk, entity.slug)[:200], resolved=True
+                team_id=memory.team_id,
+                memory=memory,
+                entity=entity,
+                raw=raw.get(entity.pk, entity.slug)[:200],
+                resolved=True,
             )
             for entity in entities
         ],
@@ -354,20 +422,33 @@ def link_entities(memory: Memory, entities: Iterable[Entity], *, raw: dict[int, 
 def record_unresolved(memory: Memory, ambiguities: dict[str, list[str]], unknown: Iterable[str] = ()) -> None:
     """Keep names that could not be resolved, for a curator's ambiguity queue."""
     mentions = [
-        EntityMention(memory=memory, raw=name[:200], resolved=False, candidates=candidates)
+        EntityMention(
+            team_id=memory.team_id, memory=memory, raw=name[:200], resolved=False, candidates=candidates
+        )
         for name, candidates in ambiguities.items()
     ]
-    mentions += [EntityMention(memory=memory, raw=name[:200], resolved=False) for name in unknown]
+    mentions += [
+        EntityMention(team_id=memory.team_id, memory=memory, raw=name[:200], resolved=False)
+        for name in unknown
+    ]
     existing = set(memory.mentions.filter(resolved=False).values_list("raw", flat=True))
     EntityMention.objects.bulk_create([m for m in mentions if m.raw not in existing])
 
 
 @transaction.atomic
 def mention_resolve(*, mention: EntityMention, entity: Entity) -> EntityMention:
-    """A curator picks the entity an unresolved mention means."""
-    entity = canonical(Entity.objects.select_related("merged_into").get(pk=entity.pk))
-    duplicate = EntityMention.objects.filter(memory_id=mention.memory_id, entity=entity).exclude(
-        pk=mention.pk
+    """A curator picks the entity an unresolved mention means: one of the mention's team (another
+    team's entity raises NotFound, as a missing one)."""
+    entity = (
+        Entity.objects.for_team(mention.team_id).select_related("merged_into").filter(pk=entity.pk).first()
+    )
+    if entity is None:
+        raise NotFound("No such entity.")
+    entity = canonical(entity)
+    duplicate = (
+        EntityMention.objects.for_team(mention.team_id)
+        .filter(memory_id=mention.memory_id, entity=entity)
+        .exclude(pk=mention.pk)
     )
     if duplicate.exists():
         mention.delete()
@@ -381,9 +462,14 @@ def mention_resolve(*, mention: EntityMention, entity: Entity) -> EntityMention:
 @transaction.atomic
 def entity_merge(*, source: Entity, target: Entity) -> Entity:
     """Merge ``source`` into ``target``: aliases move, mentions and sessions re-point, the source is kept
-    with ``merged_into`` so its slug still resolves."""
-    source = Entity.objects.select_for_update().get(pk=source.pk)
-    target = canonical(Entity.objects.select_for_update().get(pk=target.pk))
+    with ``merged_into`` so its slug still resolves. Both are of one team: a target of another team
+    raises NotFound, as a missing one."""
+    entities = Entity.objects.for_team(source.team_id).select_for_update()
+    source = entities.filter(pk=source.pk).first()
+    found = entities.filter(pk=target.pk).first()
+    if source is None or found is None:
+        raise NotFound(f"No entity {target.slug!r}." if source is not None else "No such entity.")
+    target = canonical(found)
     if source.pk == target.pk:
         raise InvalidInput({"target": ["An entity cannot be merged into itself."]})
     if source.merged_into_id is not None:
@@ -398,11 +484,12 @@ def entity_merge(*, source: Entity, target: Entity) -> Entity:
             aliases.append(alias)
     target.aliases = aliases
     target.save(update_fields=["aliases"])
-    already_linked = EntityMention.objects.filter(entity=target).values("memory_id")
-    EntityMention.objects.filter(entity=source, memory_id__in=already_linked).delete()
-    EntityMention.objects.filter(entity=source).update(entity=target)
-    Session.objects.filter(project=source).update(project=target)
-    Entity.objects.filter(merged_into=source).update(merged_into=target)
+    mentions = EntityMention.objects.for_team(source.team_id)
+    already_linked = mentions.filter(entity=target).values("memory_id")
+    mentions.filter(entity=source, memory_id__in=already_linked).delete()
+    mentions.filter(entity=source).update(entity=target)
+    Session.objects.for_team(source.team_id).filter(project=source).update(project=target)
+    Entity.objects.for_team(source.team_id).filter(merged_into=source).update(merged_into=target)
     source.merged_into = target
     source.aliases = []
     source.save(update_fields=["merged_into", "aliases"])
@@ -426,7 +513,7 @@ def mention_resolve_slug(*, mention: EntityMention, slug: str) -> EntityMention:
         raise InvalidInput(
             {"slug": [f"Give a slug such as person:mark-robinson (types: {', '.join(EntityType.values)})."]}
         )
-    return mention_resolve(mention=mention, entity=entity_get_or_create(normalized))
+    return mention_resolve(mention=mention, entity=entity_get_or_create(normalized, team=mention.team_id))
 
 
 def mention_dismiss(*, mention: EntityMention) -> None:

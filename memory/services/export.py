@@ -3,7 +3,8 @@
 Established and proven memories (and reflections) whose standing — feedback × maturity × decay —
 is above a threshold, plus critical memories a curator approved; grouped by category with a quota
 per category, critical first; anti-patterns in their own section. The same data on the same day
-gives the same bytes.
+gives the same bytes. One team's memories only (DESIGN.md §11), and with a token's project
+allow-list only those of its projects.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from datetime import datetime
 from django.utils import timezone
 
 from memory.conf import setting
-from memory.models import Category, Entity, Maturity, Memory, Priority
+from memory.models import Category, Entity, Maturity, Memory, Priority, Team
 from memory.services import entities as entity_service
 from memory.services.context import standing
 from memory.services.taxonomy import priority_rank
@@ -52,12 +53,22 @@ def _line(memory: Memory) -> str:
     return f"- {text}{badge} <!-- {memory.pk} · {memory.memory_type} · {memory.maturity} -->"
 
 
-def export_memory_md(*, project: str | None = None, now: datetime | None = None) -> ExportResult:
-    """Render MEMORY.md, optionally for one project (its memories plus team-wide ones)."""
+def export_memory_md(
+    *,
+    team: Team,
+    project: str | None = None,
+    now: datetime | None = None,
+    allowed_projects: list[str] | None = None,
+) -> ExportResult:
+    """Render ``team``'s MEMORY.md, optionally for one project of the team (its memories plus
+    team-wide ones). With ``allowed_projects`` (project slugs: a token's allow-list; an empty list
+    allows none) only memories about those projects are exported, none team-wide."""
     now = now or timezone.now()
-    project_entity = entity_service.resolve_project(project) if project else None
+    project_entity = entity_service.resolve_project(project, team=team) if project else None
 
-    servable = Memory.objects.servable(now)
+    servable = Memory.objects.for_team(team).servable(now)
+    if allowed_projects is not None:
+        servable = servable.in_projects(allowed_projects)
     if project:
         servable = servable.for_project(project_entity)
 

@@ -14,6 +14,12 @@ worker on any host, and the sweep (beat, and every worker at start) hands such s
 at once when the claimer was a process of this host that is gone. A failure because the database is
 unreachable spends no attempt and is retried every ``EXTRACTION_OUTAGE_RETRY_SECONDS``; a pending
 session whose task is overdue by ``EXTRACTION_LOST_AFTER_SECONDS`` is queued again.
+
+Extraction works inside the session's team (DESIGN.md §11): the task carries the team with the
+session's id, every read and write of the session starts from that team's sessions, the entity pool
+a lesson's entities are detected from is the team's, and the lessons are stored into the team (the
+upsert compares them with that team's memories only). The sweep is the one deployment-wide part:
+it finds lost extractions of every team and queues each with its own team.
 """
 
 from __future__ import annotations
@@ -270,7 +276,7 @@ def rule_candidates(session: Session, messages: list[tuple[int, str, str]]) -> l
     """The deterministic extractor: the outcome, then the transcript's lessons."""
     cues = _cue_table()
     slugs = session_entity_slugs(session)
-    pool = list(entity_service.Entity.objects.canonical())
+    pool = list(entity_service.Entity.objects.for_team(session.team_id).canonical())
     project = _project_name(session)
     candidates: list[Candidate] = []
 
@@ -419,7 +425,7 @@ def llm_candidates(session: Session, messages: list[tuple[int, str, str]]) -> li
         f"Summary: {session.summary}\nEvaluation: {session.evaluation}\n"
     )
     slugs = session_entity_slugs(session)
-    pool = list(entity_service.Entity.objects.canonical())
+    pool = list(entity_service.Entity.objects.for_team(session.team_id).canonical())
     project = _project_name(session)
     candidates = []
     for window in transcript_windows(messages) or [""]:
@@ -534,14 +540,30 @@ def _lapsed_q(now) -> Q:
     )
 
 
-def extraction_claim(session_id) -> Session | None:
+def team_of(session_id, team_id=None) -> int | None:
+    """The team an extraction of ``session_id`` works in: the one its task carries
+    (:func:`extraction_queue`), or, for a task queued before teams or a command or test naming a
+    session, the one the session's own row says (None: no such session)."""
+    if team_id is not None:
+        return team_id
+    return Session.objects.filter(pk=session_id).values_list("team_id", flat=True).first()
+
+
+def team_sessions(session_id, team_id=None):
+    """The sessions of the team ``session_id`` belongs to (:func:`team_of`): where every read and
+    write of an extraction starts. A session that does not exist gives no rows."""
+    return Session.objects.for_team(team_of(session_id, team_id))
+
+
+def extraction_claim(session_id, team_id=None) -> Session | None:
     """Take an ended session for this process (pending → running, with a lease), or take over a
     running one whose lease lapsed (its worker died or hung, on any host), or resume our own claim
     left behind by a database outage (without spending another attempt). None if another worker
-    holds it, it is done, or it has not ended."""
+    holds it, it is done, or it has not ended (or is not a session of ``team_id``)."""
     now = timezone.now()
     identity = worker_identity()
-    ended = Session.objects.filter(pk=session_id, ended_at__isnull=False)
+    sessions = team_sessions(session_id, team_id)
+    ended = sessions.filter(pk=session_id, ended_at__isnull=False)
     fields = {
         "extraction_status": ExtractionStatus.RUNNING,
         "extraction_claimed_at": now,
@@ -559,7 +581,7 @@ def extraction_claim(session_id) -> Session | None:
             Q(extraction_status=ExtractionStatus.PENDING)
             | (Q(extraction_status=ExtractionStatus.RUNNING) & _lapsed_q(now))
         ).update(**fields, extraction_attempts=F("extraction_attempts") + 1)
-    return Session.objects.select_related("project").get(pk=session_id) if claimed else None
+    return sessions.select_related("project", "team").get(pk=session_id) if claimed else None
 
 
 @contextlib.contextmanager
@@ -579,7 +601,7 @@ def lease_heartbeat(session: Session):
                     )
                     return
                 try:
-                    Session.objects.filter(
+                    Session.objects.for_team(session.team_id).filter(
                         pk=session.pk,
                         extraction_status=ExtractionStatus.RUNNING,
                         extraction_claimed_at=session.extraction_claimed_at,
@@ -603,11 +625,13 @@ def lease_heartbeat(session: Session):
 def _finish(session: Session, status: str, *, error: str = "", report: dict | None = None) -> bool:
     """Set the outcome of our claim; False when the claim was lost (another worker took over)."""
     return bool(
-        Session.objects.filter(
+        Session.objects.for_team(session.team_id)
+        .filter(
             pk=session.pk,
             extraction_status=ExtractionStatus.RUNNING,
             extraction_claimed_at=session.extraction_claimed_at,
-        ).update(
+        )
+        .update(
             extraction_status=status,
             extraction_error=error,
             extraction_report=report if report is not None else F("extraction_report"),
@@ -616,13 +640,20 @@ def _finish(session: Session, status: str, *, error: str = "", report: dict | No
     )
 
 
-def extraction_run(session_id) -> ExtractionReport:
-    """Claim, extract and store (the task's body). Transient errors (database, embedder) propagate
-    with the session released for a retry or marked failed once attempts run out."""
+def extraction_run(session_id, team_id=None) -> ExtractionReport:
+    """Claim, extract and store (the task's body), inside the session's team (``team_id``, or the
+    session's own). Transient errors (database, embedder) propagate with the session released for a
+    retry or marked failed once attempts run out."""
     started = time.monotonic()
-    session = extraction_claim(session_id)
+    team_id = team_of(session_id, team_id)
+    session = extraction_claim(session_id, team_id)
     if session is None:
-        current = Session.objects.filter(pk=session_id).values_list("extraction_status", flat=True).first()
+        current = (
+            Session.objects.for_team(team_id)
+            .filter(pk=session_id)
+            .values_list("extraction_status", flat=True)
+            .first()
+        )
         return ExtractionReport(str(session_id), status=f"not claimed ({current or 'no such session'})")
     if session.extraction_attempts > setting("EXTRACTION_MAX_ATTEMPTS"):
         error = f"gave up after {setting('EXTRACTION_MAX_ATTEMPTS')} attempts; last error: {session.extraction_error}"
@@ -656,7 +687,8 @@ def _extract(session: Session, started: float) -> ExtractionReport:
     report.skipped_similar += len(items) - len(keep)
     items, vectors = [items[i] for i in keep], vectors[keep] if len(prepared) else vectors
     with transaction.atomic():
-        locked = Session.objects.select_for_update().get(pk=session.pk)
+        sessions = Session.objects.for_team(session.team_id)
+        locked = sessions.select_for_update().get(pk=session.pk)
         if (
             locked.extraction_status != ExtractionStatus.RUNNING
             or locked.extraction_claimed_at != session.extraction_claimed_at
@@ -666,17 +698,21 @@ def _extract(session: Session, started: float) -> ExtractionReport:
         # The store's upsert decides (DESIGN.md §4.3): a lesson the team already has is reinforced
         # (NOOP), a changed one supersedes it for review, and memories of another project never count.
         results = (
-            memory_store_batch(items, author=session.user, session=session, vectors=vectors) if items else []
+            memory_store_batch(
+                items, team=session.team, author=session.user, session=session, vectors=vectors
+            )
+            if items
+            else []
         )
         report.added = [str(r.memory.pk) for r in results if r.operation in (ADD, UPDATE)]
         report.skipped_similar = sum(1 for r in results if r.operation == NOOP)
         report.seconds = round(time.monotonic() - started, 3)
         through = messages[-1][0] if messages else locked.extracted_through_seq
-        Session.objects.filter(pk=session.pk).update(extracted_through_seq=through)
+        sessions.filter(pk=session.pk).update(extracted_through_seq=through)
         _finish(session, ExtractionStatus.DONE, report=asdict(report))
         if locked.ended_through_seq is not None and (through is None or locked.ended_through_seq > through):
             # The session was resumed and ended again while this run was reading: extract the rest.
-            Session.objects.filter(pk=session.pk, extraction_status=ExtractionStatus.DONE).update(
+            sessions.filter(pk=session.pk, extraction_status=ExtractionStatus.DONE).update(
                 extraction_status=ExtractionStatus.PENDING, extraction_attempts=0
             )
             extraction_queue(session)
@@ -697,11 +733,12 @@ def covered_findings(items: list[dict], vectors) -> list[int]:
     ]
 
 
-def extraction_release(session_id, error: Exception, *, due_in: float = 0.0) -> bool:
+def extraction_release(session_id, error: Exception, *, due_in: float = 0.0, team_id=None) -> bool:
     """After a transient failure: back to pending (for the retry, due in ``due_in`` seconds), or failed
     once the attempts are spent. A database outage (:func:`is_outage`) spends no attempt. Returns
     whether a retry should follow."""
-    session = Session.objects.filter(pk=session_id).first()
+    sessions = team_sessions(session_id, team_id)
+    session = sessions.filter(pk=session_id).first()
     if session is None:
         return False
     outage = is_outage(error)
@@ -717,14 +754,14 @@ def extraction_release(session_id, error: Exception, *, due_in: float = 0.0) -> 
         changes = {"extraction_lease_until": timezone.now() + timedelta(seconds=due_in)}
         if outage and session.extraction_attempts > 0:
             changes["extraction_attempts"] = F("extraction_attempts") - 1  # the outage's, not the session's
-        Session.objects.filter(pk=session.pk, extraction_status=ExtractionStatus.PENDING).update(**changes)
+        sessions.filter(pk=session.pk, extraction_status=ExtractionStatus.PENDING).update(**changes)
     return released
 
 
-def extraction_fail(session_id, error: Exception) -> None:
+def extraction_fail(session_id, error: Exception, *, team_id=None) -> None:
     """A permanent failure: the session ends ``failed`` with the error kept."""
-    session = Session.objects.get(pk=session_id)
-    if session.extraction_status == ExtractionStatus.RUNNING:
+    session = team_sessions(session_id, team_id).filter(pk=session_id).first()
+    if session is not None and session.extraction_status == ExtractionStatus.RUNNING:
         _finish(session, ExtractionStatus.FAILED, error=f"{error.__class__.__name__}: {error}"[:2000])
 
 
@@ -739,10 +776,10 @@ def retry_delay(attempt: int, rng=None) -> float:
 
 
 def extraction_queue(session: Session) -> None:
-    """Queue extraction once the current transaction commits."""
+    """Queue extraction once the current transaction commits; the task carries the session's team."""
     from memory.tasks import extract_session_task
 
-    extract_session_task.delay_on_commit(str(session.pk))
+    extract_session_task.delay_on_commit(str(session.pk), session.team_id)
 
 
 @transaction.atomic
@@ -751,7 +788,7 @@ def extraction_requeue(*, session: Session, user=None) -> Session:
     the whole transcript (the upsert reinforces what is already stored instead of storing it twice)."""
     if session.ended_at is None:
         raise InvalidInput({"session": ["The session has not ended; there is nothing to extract yet."]})
-    Session.objects.filter(pk=session.pk).update(
+    Session.objects.for_team(session.team_id).filter(pk=session.pk).update(
         extraction_status=ExtractionStatus.PENDING,
         extraction_error="",
         extraction_attempts=0,
@@ -783,7 +820,10 @@ def _process_alive(identity: str) -> bool | None:
 def extraction_sweep(*, now=None) -> list[str]:
     """Hand out again what was lost: claims whose lease lapsed or whose worker process on this host
     is gone, and ended sessions still pending ``EXTRACTION_LOST_AFTER_SECONDS`` after their task was
-    due (its message was lost with a killed worker or broker). Returns the ids queued."""
+    due (its message was lost with a killed worker or broker). Returns the ids queued.
+
+    Deployment-wide: it looks at the sessions of every team (only at their extraction state) and
+    queues each with its own team; every change it makes to a session is made within that team."""
     now = now or timezone.now()
     queued = []
     running = Session.objects.filter(extraction_status=ExtractionStatus.RUNNING)
@@ -793,11 +833,15 @@ def extraction_sweep(*, now=None) -> list[str]:
         )
         if not lapsed and _process_alive(session.extraction_claimed_by) is not False:
             continue
-        reset = Session.objects.filter(
-            pk=session.pk,
-            extraction_status=ExtractionStatus.RUNNING,
-            extraction_claimed_at=session.extraction_claimed_at,
-        ).update(extraction_status=ExtractionStatus.PENDING, extraction_lease_until=now, updated_at=now)
+        reset = (
+            Session.objects.for_team(session.team_id)
+            .filter(
+                pk=session.pk,
+                extraction_status=ExtractionStatus.RUNNING,
+                extraction_claimed_at=session.extraction_claimed_at,
+            )
+            .update(extraction_status=ExtractionStatus.PENDING, extraction_lease_until=now, updated_at=now)
+        )
         if reset:
             logger.warning(
                 "extraction of session %s was abandoned by %s; queued again",
@@ -812,10 +856,13 @@ def extraction_sweep(*, now=None) -> list[str]:
             | Q(extraction_lease_until__isnull=True, updated_at__lt=overdue)
         )
     )
-    if lost:
+    by_team: dict[int, list] = {}
+    for session in lost:
+        by_team.setdefault(session.team_id, []).append(session.pk)
+    for team_id, pks in by_team.items():
         # Due again from now: a backlog longer than a sweep period is not queued once per sweep.
-        Session.objects.filter(
-            pk__in=[s.pk for s in lost], extraction_status=ExtractionStatus.PENDING
+        Session.objects.for_team(team_id).filter(
+            pk__in=pks, extraction_status=ExtractionStatus.PENDING
         ).update(extraction_lease_until=now)
     queued += lost
     for session in queued:

@@ -8,6 +8,7 @@ A changed fact is an UPDATE whose content-bearing tokens differ from the memory 
 
 A NOOP keeps the incoming text on its REINFORCED event; a curator can **split** it out into a
 memory of its own when the two were not the same after all. Every action is atomic and audited.
+A changed fact is of one team, as both its memories (DESIGN.md §11).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from memory.models import Action, FactChange, FactChangeStatus, Memory, MemoryEvent, Status
+from memory.models import Action, FactChange, FactChangeStatus, Memory, MemoryEvent, Status, Team
 from memory.services.audit import record_event
 from memory.services.errors import InvalidTransition, NotFound
 from memory.services.store import NOOP, memory_store
@@ -27,9 +28,9 @@ RESOLUTIONS = {
 }
 
 
-def open_fact_changes():
-    """The changed facts waiting for a curator, newest first, with both memories."""
-    return FactChange.objects.filter(status=FactChangeStatus.OPEN).select_related("old", "new")
+def open_fact_changes(*, team: Team):
+    """``team``'s changed facts waiting for a curator, newest first, with both memories."""
+    return FactChange.objects.for_team(team).filter(status=FactChangeStatus.OPEN).select_related("old", "new")
 
 
 def _restore(old: Memory, *, actor, change: FactChange, action: str) -> None:
@@ -49,11 +50,17 @@ def fact_change_resolve(*, change: FactChange, action: str, actor) -> FactChange
     Raises InvalidTransition when it was resolved already or history moved on."""
     if action not in RESOLUTIONS:
         raise InvalidTransition(f"Unknown action '{action}'; use one of: {', '.join(RESOLUTIONS)}.")
-    change = FactChange.objects.select_for_update().select_related("old", "new").get(pk=change.pk)
+    change = (
+        FactChange.objects.for_team(change.team_id)
+        .select_for_update()
+        .select_related("old", "new")
+        .get(pk=change.pk)
+    )
     if change.status != FactChangeStatus.OPEN:
         raise InvalidTransition(f"This change was resolved already ({change.status}).")
-    old = Memory.objects.select_for_update().get(pk=change.old_id)
-    new = Memory.objects.select_for_update().get(pk=change.new_id)
+    memories = Memory.objects.for_team(change.team_id).select_for_update()
+    old = memories.get(pk=change.old_id)
+    new = memories.get(pk=change.new_id)
     if action in ("undo", "both_true"):
         _restore(old, actor=actor, change=change, action=action)
     if action == "undo" and new.status != Status.REJECTED:
@@ -68,8 +75,9 @@ def fact_change_resolve(*, change: FactChange, action: str, actor) -> FactChange
     return change
 
 
-def fact_change_get(pk) -> FactChange:
-    change = FactChange.objects.select_related("old", "new").filter(pk=pk).first()
+def fact_change_get(pk, *, team: Team) -> FactChange:
+    """``team``'s changed fact ``pk``; NotFound when it is missing or another team's."""
+    change = FactChange.objects.for_team(team).select_related("old", "new").filter(pk=pk).first()
     if change is None:
         raise NotFound(f"No changed fact {pk}.")
     return change
@@ -95,7 +103,8 @@ def reinforcement_split(*, memory: Memory, event_id: int, actor):
     """Store the text a NOOP absorbed as a memory of its own (an ADD, not compared again), with the
     type, category, priority, tags and entities it was sent with. Returns the StoreResult."""
     event = (
-        MemoryEvent.objects.select_for_update()
+        MemoryEvent.objects.for_team(memory.team_id)
+        .select_for_update()
         .filter(pk=event_id, memory=memory, action=Action.REINFORCED)
         .first()
     )
@@ -108,6 +117,7 @@ def reinforcement_split(*, memory: Memory, event_id: int, actor):
         raise InvalidTransition("This reinforcement kept no text (it was stored before texts were kept).")
     diff = event.diff
     result = memory_store(
+        team=memory.team,
         author=actor,
         dedupe=False,
         content=text,

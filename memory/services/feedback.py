@@ -2,7 +2,8 @@
 
 FeedbackEvents are the truth. :func:`memory_recompute` derives every aggregate on a memory —
 score, counts, decay clock, maturity — from its events, so they can always be rebuilt. Recording
-locks the memory row, so concurrent feedback on one memory loses no update.
+locks the memory row, so concurrent feedback on one memory loses no update. Every event is of its
+memory's team; a session of another team is answered as a missing one (DESIGN.md §11).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from memory.models import (
 )
 from memory.services import maturity as maturity_service
 from memory.services.audit import record_each, record_event, record_events
-from memory.services.errors import InvalidInput
+from memory.services.errors import InvalidInput, NotFound
 from memory.services.injection import injection_reasons
 from memory.services.redaction import redact
 from memory.services.taxonomy import is_prescriptive
@@ -136,14 +137,17 @@ def write_aggregates(memories: list[Memory], now: datetime) -> None:
     if not memories:
         return
     quote = connection.ops.quote_name
-    fields = [Memory._meta.pk, *(Memory._meta.get_field(name) for name in AGGREGATES)]
+    # The key: each row's id and team (a memory is only ever written as one of its team's).
+    keys = [Memory._meta.pk, Memory._meta.get_field("team")]
+    fields = [*keys, *(Memory._meta.get_field(name) for name in AGGREGATES)]
     columns = [quote(field.column) for field in fields]
     arrays = ", ".join(f"%s::{field.db_type(connection)}[]" for field in fields)
     sql = (
         f"UPDATE {quote(Memory._meta.db_table)} AS m SET "
-        + ", ".join(f"{column} = v.{column}" for column in columns[1:])
+        + ", ".join(f"{column} = v.{column}" for column in columns[len(keys) :])
         + f", {quote(Memory._meta.get_field('updated_at').column)} = %s "
-        f"FROM unnest({arrays}) AS v({', '.join(columns)}) WHERE m.{columns[0]} = v.{columns[0]}"
+        f"FROM unnest({arrays}) AS v({', '.join(columns)}) "
+        f"WHERE m.{columns[0]} = v.{columns[0]} AND m.{columns[1]} = v.{columns[1]}"
     )
     values = [[getattr(memory, field.attname) for memory in memories] for field in fields]
     with connection.cursor() as cursor:
@@ -172,6 +176,7 @@ def invert_if_harmful(
     content = f"AVOID: {memory.content.rstrip('. ')}. Harmful in {counts.harmful} of {counts.events} uses ({percent}%)"
     content = content[: setting("MAX_CONTENT_CHARS")]
     result = memory_store(
+        team=memory.team,
         content=content,
         memory_type=memory.memory_type,
         category=memory.category,
@@ -203,11 +208,15 @@ def feedback_record(
     created_at: datetime | None = None,
 ) -> FeedbackResult:
     """Record one signal on a memory and update its aggregates, maturity and, if it mostly harms,
-    invert it into an anti-pattern."""
+    invert it into an anti-pattern. The event is of the memory's team; a ``session`` of another team
+    raises NotFound."""
     note = _validated(signal=signal, source=source, value=value, note=note)
+    if session is not None and session.team_id != memory.team_id:
+        raise NotFound(f"No session {str(session.pk)!r}.")
     with transaction.atomic():
-        locked = Memory.objects.select_for_update().get(pk=memory.pk)
+        locked = Memory.objects.for_team(memory.team_id).select_for_update().get(pk=memory.pk)
         event = FeedbackEvent.objects.create(
+            team_id=locked.team_id,
             memory=locked,
             signal=signal,
             value=float(value),
@@ -236,19 +245,20 @@ def feedback_record_many(
     sessions ending at once that were shown the same memories do not deadlock), and the events are
     written, read back and the changed memories written together rather than one memory at a time
     (the locks are held for as short a time as can be). Memories deleted in the meantime are
-    skipped."""
+    skipped, and so are those of another team than the ``session``'s: each event is of its memory's
+    team."""
     _validated(signal=signal, source=source, value=value, note="")
     user = user if getattr(user, "pk", None) else None
+    memories = Memory.objects.for_team(session.team_id) if session is not None else Memory.objects.all()
     with transaction.atomic():
         locked = list(
-            Memory.objects.filter(pk__in=set(memory_ids))
-            .defer("embedding", "search_vector")
-            .locked_in_key_order()
+            memories.filter(pk__in=set(memory_ids)).defer("embedding", "search_vector").locked_in_key_order()
         )
         now = timezone.now()
         events = FeedbackEvent.objects.bulk_create(
             [
                 FeedbackEvent(
+                    team_id=memory.team_id,
                     memory=memory,
                     signal=signal,
                     value=float(value),

@@ -2,6 +2,10 @@
 
 A ``TaskRun`` row is what the dashboard polls for a progress bar and what ``/api/v1/health``
 reports on. Progress writes are throttled so a fast loop does not become a write storm.
+
+A run has a team when it was started for one (a team's Run now, a command's ``--team``): the job
+then works on that team only. The scheduled run (beat) has none and works on every team, one after
+another, never comparing two. A task is given the run's id, and the run's row says the team.
 """
 
 from __future__ import annotations
@@ -15,19 +19,29 @@ from django.db.models import Count, Min
 from django.utils import timezone
 
 from memory.conf import setting
-from memory.models import ExtractionStatus, Session, TaskName, TaskRun, TaskRunStatus
+from memory.models import ExtractionStatus, Session, TaskName, TaskRun, TaskRunStatus, Team
 
 PROGRESS_WRITE_SECONDS = 0.5
 
 
-def run_create(task: str, *, user=None) -> TaskRun:
-    return TaskRun.objects.create(task=task, triggered_by=user if getattr(user, "pk", None) else None)
+def run_create(task: str, *, team: Team | None = None, user=None) -> TaskRun:
+    """A queued run of ``task`` over ``team`` (None: every team), triggered by ``user``."""
+    return TaskRun.objects.create(
+        task=task, team=team, triggered_by=user if getattr(user, "pk", None) else None
+    )
 
 
-def run_start(task: str, run_id: int | None = None) -> TaskRun:
-    """The run a task works on: the queued one it was given, or a new one (beat)."""
-    run = TaskRun.objects.filter(pk=run_id, task=task).first() if run_id else None
-    run = run or TaskRun(task=task)
+def run_start(task: str, run_id: int | None = None, *, team: Team | None = None) -> TaskRun | None:
+    """The run a task works on: the queued one it was given (over its own team, whatever ``team``
+    says), or a new one over ``team`` (beat: every team; a command: its ``--team``). None when the
+    queued run is gone (its team was deleted): the job then does nothing rather than run over every
+    team."""
+    if run_id:
+        run = TaskRun.objects.filter(pk=run_id, task=task).select_related("team").first()
+        if run is None:
+            return None
+    else:
+        run = TaskRun(task=task, team=team)
     run.status, run.started_at, run.error = TaskRunStatus.RUNNING, timezone.now(), ""
     run.save()
     return run
@@ -63,12 +77,20 @@ def run_fail(run: TaskRun, error: Exception | str) -> TaskRun:
 
 
 def run_job(
-    task: str, body: Callable, *, run_id: int | None = None, on_progress=None
-) -> tuple[TaskRun, object]:
-    """Run ``body(progress)`` as a recorded run of ``task``: progress saved as it goes (and passed on
-    to ``on_progress``, e.g. a command's progress bar), the report's fields as the run's summary, a
-    failure recorded and raised. Returns the run and the report."""
-    run = run_start(task, run_id)
+    task: str,
+    body: Callable,
+    *,
+    run_id: int | None = None,
+    team: Team | None = None,
+    on_progress=None,
+) -> tuple[TaskRun | None, object]:
+    """Run ``body(progress, team)`` as a recorded run of ``task`` (:func:`run_start`; ``team`` is the
+    run's: None for every team): progress saved as it goes (and passed on to ``on_progress``, e.g. a
+    command's progress bar), the report's fields as the run's summary, a failure recorded and raised.
+    Returns the run and the report; ``(None, None)`` when the queued run ``run_id`` is gone."""
+    run = run_start(task, run_id, team=team)
+    if run is None:
+        return None, None
     record = progress_recorder(run)
 
     def progress(done: int, total: int) -> None:
@@ -77,7 +99,7 @@ def run_job(
             on_progress(done, total)
 
     try:
-        report = body(progress)
+        report = body(progress, run.team)
     except Exception as exc:
         run_fail(run, exc)
         raise
@@ -98,7 +120,9 @@ def _describe(run: TaskRun | None, every_seconds: int, now) -> dict:
 
 def task_health(now=None) -> dict:
     """The pipeline at a glance: the extraction queue and the periodic jobs' last runs.
-    ``status`` is "ok", or "degraded" with the reasons (a stuck backlog, a failed or late job)."""
+    ``status`` is "ok", or "degraded" with the reasons (a stuck backlog, a failed or late job).
+    Deployment-wide (the server's health, not a team's): counts and states only, nothing of any
+    team's content."""
     now = now or timezone.now()
     counts = dict(
         Session.objects.filter(ended_at__isnull=False)

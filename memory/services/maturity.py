@@ -93,7 +93,7 @@ def _set_maturity(memory: Memory, maturity: str, *, pinned: bool, actor, action:
 @transaction.atomic
 def memory_promote(*, memory: Memory, actor) -> Memory:
     """A curator vouches for a memory: proven, whatever its feedback says, until reset."""
-    memory = Memory.objects.select_for_update().get(pk=memory.pk)
+    memory = Memory.objects.for_team(memory.team_id).select_for_update().get(pk=memory.pk)
     if memory.maturity == Maturity.DEPRECATED:
         raise InvalidTransition("A deprecated memory must be reset before it can be promoted.")
     return _set_maturity(memory, Maturity.PROVEN, pinned=True, actor=actor, action=Action.PROMOTED)
@@ -105,7 +105,7 @@ def memory_deprecate(*, memory: Memory, actor, reason: str) -> Memory:
     reason = (reason or "").strip()
     if not reason:
         raise InvalidInput({"reason": ["Say why the memory is deprecated."]})
-    memory = Memory.objects.select_for_update().get(pk=memory.pk)
+    memory = Memory.objects.for_team(memory.team_id).select_for_update().get(pk=memory.pk)
     memory.status_reason = reason[:1000]
     memory.save(update_fields=["status_reason"])
     return _set_maturity(
@@ -116,7 +116,7 @@ def memory_deprecate(*, memory: Memory, actor, reason: str) -> Memory:
 @transaction.atomic
 def memory_reset(*, memory: Memory, actor) -> Memory:
     """Undo a curator's promote or deprecate: maturity follows the feedback again."""
-    memory = Memory.objects.select_for_update().get(pk=memory.pk)
+    memory = Memory.objects.for_team(memory.team_id).select_for_update().get(pk=memory.pk)
     counts = count_feedback(list(memory.feedback_events.all()))
     maturity = maturity_for(counts, vouched=memory.reviewed_by_id is not None)
     return _set_maturity(memory, maturity, pinned=False, actor=actor, action=Action.RESET)

@@ -9,8 +9,13 @@ the observations, which get ``condensed_into``. A bullet that matches an existin
 Observations stay searchable. Like the upsert (§4.3), reflection never merges a changed fact: two
 observations of another scope, or one fact changed ("Node 18" / "Node 20"), never share a cluster.
 
+Reflection works within one team (DESIGN.md §11): a team's observations are clustered only with
+each other and merged only into that team's reflections, and the reflection is stored into the team.
+``reflection_run(team=None)`` (the daily run) takes every team in turn; two teams' near-identical
+observations never share a cluster.
+
 Idempotent (condensed observations are not taken again) and safe beside ingestion: each cluster is
-its own transaction, and an advisory lock keeps two runs from condensing the same week twice.
+its own transaction, and an advisory lock per team keeps two runs from condensing a team's week twice.
 """
 
 from __future__ import annotations
@@ -27,7 +32,18 @@ from django.utils import timezone
 
 from memory import embeddings
 from memory.conf import setting
-from memory.models import Action, Entity, EntityMention, Kind, Memory, Source, Status, TaskName, TaskRun
+from memory.models import (
+    Action,
+    Entity,
+    EntityMention,
+    Kind,
+    Memory,
+    Source,
+    Status,
+    TaskName,
+    TaskRun,
+    Team,
+)
 from memory.services import jobs, llm
 from memory.services.audit import record_event
 from memory.services.store import ADD, entity_scope, memory_store_batch
@@ -37,10 +53,17 @@ from memory.services.upsert import compare_facts, jaccard, same_fact, scope_conf
 logger = logging.getLogger(__name__)
 
 LOCK_KEY = zlib.crc32(b"memorylane.reflection")
+SKIPPED_LOCKED = "another reflection run is in progress"
+
+
+def lock_key(team: Team) -> int:
+    """The advisory lock of one team's reflection (a bigint: the team's id above LOCK_KEY)."""
+    return (team.pk << 32) | LOCK_KEY
 
 
 @dataclass
 class ReflectionReport:
+    teams: list[str] = field(default_factory=list)  # the teams reflected on (their slugs)
     observations: int = 0
     clusters: int = 0
     created: list[str] = field(default_factory=list)
@@ -115,9 +138,8 @@ def llm_summary(cluster: Cluster) -> str:
 
 
 def _entity_slugs(members: list[Memory]) -> list[str]:
-    mentions = EntityMention.objects.filter(memory__in=members, resolved=True).select_related(
-        "entity__merged_into"
-    )
+    mentions = EntityMention.objects.for_team(members[0].team_id).filter(memory__in=members, resolved=True)
+    mentions = mentions.select_related("entity__merged_into")
     slugs = []
     for mention in mentions.order_by("memory_id", "entity__slug"):
         entity = mention.entity.merged_into or mention.entity
@@ -194,31 +216,38 @@ def _reflection_for(cluster: Cluster, content: str, vector, existing: list) -> M
     return None
 
 
-def _lock_in_key_order(ids) -> None:
-    list(Memory.objects.filter(pk__in=set(ids)).locked_in_key_order().values_list("pk", flat=True))
+def _lock_in_key_order(team_id: int, ids) -> None:
+    memories = Memory.objects.for_team(team_id).filter(pk__in=set(ids))
+    list(memories.locked_in_key_order().values_list("pk", flat=True))
 
 
 def _condense(members: list[Memory], reflection: Memory) -> int:
     """Point the members at ``reflection`` (those nobody condensed meanwhile); returns how many."""
     ids = [m.pk for m in members]
-    _lock_in_key_order(ids)
-    count = Memory.objects.filter(pk__in=ids, condensed_into__isnull=True).update(
-        condensed_into=reflection, updated_at=timezone.now()
+    _lock_in_key_order(reflection.team_id, ids)
+    count = (
+        Memory.objects.for_team(reflection.team_id)
+        .filter(pk__in=ids, condensed_into__isnull=True)
+        .update(condensed_into=reflection, updated_at=timezone.now())
     )
     reflection.sources.add(*ids)
     return count
 
 
 def _merge_into(reflection: Memory, cluster: Cluster, slugs: list[str]) -> int:
-    _lock_in_key_order([reflection.pk, *(m.pk for m in cluster.members)])
-    reflection = Memory.objects.get(pk=reflection.pk)
+    team_id = reflection.team_id
+    _lock_in_key_order(team_id, [reflection.pk, *(m.pk for m in cluster.members)])
+    reflection = Memory.objects.for_team(team_id).get(pk=reflection.pk)
     tags = list(dict.fromkeys([*reflection.tags, *(t for m in cluster.members for t in m.tags)]))
     highest = min([reflection, *cluster.members], key=lambda m: priority_rank(m.priority)).priority
     reflection.tags, reflection.priority = tags[: setting("MAX_TAGS")], highest
     reflection.save(update_fields=["tags", "priority", "updated_at"])
-    entities = Entity.objects.filter(slug__in=slugs)
+    entities = Entity.objects.for_team(team_id).filter(slug__in=slugs)
     EntityMention.objects.bulk_create(
-        [EntityMention(memory=reflection, entity=e, raw=e.slug, resolved=True) for e in entities],
+        [
+            EntityMention(team_id=team_id, memory=reflection, entity=e, raw=e.slug, resolved=True)
+            for e in entities
+        ],
         ignore_conflicts=True,
     )
     condensed = _condense(cluster.members, reflection)
@@ -227,23 +256,67 @@ def _merge_into(reflection: Memory, cluster: Cluster, slugs: list[str]) -> int:
 
 
 def reflection_run(
-    *, now: datetime | None = None, progress=None, window_days: int | None = None
+    *,
+    team: Team | None = None,
+    now: datetime | None = None,
+    progress=None,
+    window_days: int | None = None,
 ) -> ReflectionReport:
-    """Condense recent observations into reflections (see the module docstring)."""
+    """Condense recent observations into reflections (see the module docstring): those of ``team``,
+    or with None those of every team, one team after another (the report adds them up). A team
+    whose reflection another run holds is skipped (``skipped`` says which)."""
+    started = time.monotonic()
+    now = now or timezone.now()
+    teams = [team] if team is not None else list(Team.objects.order_by("pk"))
+    report = ReflectionReport()
+    busy = []
+    share = 1000  # of several teams, each is an equal share of the run's progress bar
+    for number, current in enumerate(teams):
+
+        def team_progress(done: int, total: int, number=number) -> None:
+            if progress:
+                progress(number * share + (share * done) // max(total, 1), len(teams) * share)
+
+        several = len(teams) > 1
+        one = _reflect_team(
+            current, now=now, progress=team_progress if several else progress, window_days=window_days
+        )
+        if several:
+            team_progress(1, 1)
+        if one.skipped:
+            busy.append(current.slug)
+            continue
+        report.teams.append(current.slug)
+        report.observations += one.observations
+        report.clusters += one.clusters
+        report.created += one.created
+        report.merged += one.merged
+        report.condensed += one.condensed
+        if one.summarizer == "llm":
+            report.summarizer = "llm"
+        report.llm_error = report.llm_error or one.llm_error
+    if busy:
+        report.skipped = SKIPPED_LOCKED if team is not None else f"{SKIPPED_LOCKED} for {', '.join(busy)}"
+    report.seconds = round(time.monotonic() - started, 3)
+    return report
+
+
+def _reflect_team(team: Team, *, now: datetime | None, progress, window_days: int | None) -> ReflectionReport:
+    """One team's reflection: its observations, its reflections, its lock."""
     import numpy as np
 
-    started = time.monotonic()
     now = now or timezone.now()
     report = ReflectionReport()
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s)", [LOCK_KEY])
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [lock_key(team)])
         if not cursor.fetchone()[0]:
-            report.skipped = "another reflection run is in progress"
+            report.skipped = SKIPPED_LOCKED
             return report
     try:
+        memories = Memory.objects.for_team(team)
         window = timedelta(days=window_days if window_days is not None else setting("REFLECTION_WINDOW_DAYS"))
         observations = list(
-            Memory.objects.observations()
+            memories.observations()
             .active()
             .current(now)
             .filter(condensed_into__isnull=True, created_at__gte=now - window, embedding__isnull=False)
@@ -267,7 +340,7 @@ def reflection_run(
         report.clusters = len(clusters)
         existing = [
             (r, np.asarray(r.embedding, dtype=np.float32))
-            for r in Memory.objects.reflections().servable(now).exclude(embedding__isnull=True)
+            for r in memories.reflections().servable(now).exclude(embedding__isnull=True)
         ]
         use_llm = llm.llm_configured()
         for done, cluster in enumerate(clusters, start=1):
@@ -288,6 +361,7 @@ def reflection_run(
                 if target is None:
                     result = memory_store_batch(
                         [_reflection_fields(cluster, content, slugs)],
+                        team=team,
                         dedupe=False,
                         vectors=np.asarray([vector], dtype=np.float32),
                     )[0]
@@ -305,17 +379,17 @@ def reflection_run(
                 progress(done, len(clusters))
     finally:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s)", [LOCK_KEY])
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [lock_key(team)])
     report.merged = list(dict.fromkeys(report.merged))
-    report.seconds = round(time.monotonic() - started, 3)
     return report
 
 
-def reflection_queue(*, user=None) -> TaskRun:
-    """Queue a reflection run now (the dashboard's Run now); the run shows its progress."""
+def reflection_queue(*, team: Team, user=None) -> TaskRun:
+    """Queue a reflection run of ``team`` now (the dashboard's Run now); the run shows its progress,
+    and the task reads the team from it."""
     from memory.tasks import reflect_task
 
     with transaction.atomic():
-        run = jobs.run_create(TaskName.REFLECT, user=user)
+        run = jobs.run_create(TaskName.REFLECT, team=team, user=user)
         reflect_task.delay_on_commit(run.pk)
     return run

@@ -2,6 +2,9 @@
 improve: secrets found now are redacted in memories (content, source chunk, tags), session
 messages, feedback notes and the audit log; memories whose served text now trips the injection
 screen are quarantined. Each change is audited; a second run changes nothing.
+
+A rescan works on one team's rows (``team``), or on every team's, one team after another
+(DESIGN.md §11): each change is made within the row's team.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from memory import embeddings
-from memory.models import Action, FeedbackEvent, Memory, MemoryEvent, SessionMessage, Status
+from memory.models import Action, FeedbackEvent, Memory, MemoryEvent, SessionMessage, Status, Team
 from memory.services.audit import record_event
 from memory.services.injection import screen_fields
 from memory.services.redaction import redact, redact_value
@@ -23,6 +26,7 @@ BATCH = 500
 
 @dataclass
 class RescanReport:
+    teams: list[str] = field(default_factory=list)
     memories: int = 0
     messages: int = 0
     notes: int = 0
@@ -60,11 +64,21 @@ def _memory_changes(memory: Memory) -> tuple[dict, list[str], list[str]]:
     return changes, kinds, reasons
 
 
-def rescan_run(*, dry_run: bool = False, progress: Callable[[int, int], None] | None = None) -> RescanReport:
-    """Rescan everything stored (see the module docstring). With ``dry_run`` nothing is written."""
+def rescan_run(
+    *,
+    team: Team | None = None,
+    dry_run: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> RescanReport:
+    """Rescan what ``team`` stored, or with None every team's, one team after another (see the
+    module docstring). With ``dry_run`` nothing is written."""
     report = RescanReport(dry_run=dry_run)
-    total = Memory.objects.count() + SessionMessage.objects.count() + FeedbackEvent.objects.count()
-    total += MemoryEvent.objects.count()
+    teams = [team] if team is not None else list(Team.objects.order_by("pk"))
+    total = sum(
+        model.objects.for_team(current).count()
+        for current in teams
+        for model in (Memory, SessionMessage, FeedbackEvent, MemoryEvent)
+    )
     done = 0
 
     def tick(n: int = 1) -> None:
@@ -73,7 +87,15 @@ def rescan_run(*, dry_run: bool = False, progress: Callable[[int, int], None] | 
         if progress:
             progress(done, total)
 
-    for memory in Memory.objects.order_by("pk").select_related("author").iterator(chunk_size=BATCH):
+    for current in teams:
+        report.teams.append(current.slug)
+        _rescan_team(current, report, dry_run=dry_run, tick=tick)
+    return report
+
+
+def _rescan_team(team: Team, report: RescanReport, *, dry_run: bool, tick: Callable[..., None]) -> None:
+    memories = Memory.objects.for_team(team).order_by("pk").select_related("author")
+    for memory in memories.iterator(chunk_size=BATCH):
         report.memories += 1
         changes, kinds, reasons = _memory_changes(memory)
         if changes:
@@ -83,37 +105,39 @@ def rescan_run(*, dry_run: bool = False, progress: Callable[[int, int], None] | 
         if not dry_run and (changes or reasons):
             _apply_memory(memory, changes, kinds, reasons)
         tick()
-    for message in SessionMessage.objects.order_by("pk").iterator(chunk_size=BATCH):
+    messages = SessionMessage.objects.for_team(team)
+    for message in messages.order_by("pk").iterator(chunk_size=BATCH):
         report.messages += 1
         text, found = redact(message.content)
         if found:
             report.redacted_messages += 1
             if not dry_run:
-                SessionMessage.objects.filter(pk=message.pk).update(content=text)
+                messages.filter(pk=message.pk).update(content=text)
         tick()
-    for event in FeedbackEvent.objects.exclude(note="").order_by("pk").iterator(chunk_size=BATCH):
+    feedback = FeedbackEvent.objects.for_team(team)
+    for event in feedback.exclude(note="").order_by("pk").iterator(chunk_size=BATCH):
         report.notes += 1
         text, found = redact(event.note)
         if found:
             report.redacted_notes += 1
             if not dry_run:
-                FeedbackEvent.objects.filter(pk=event.pk).update(note=text)
+                feedback.filter(pk=event.pk).update(note=text)
         tick()
-    tick(FeedbackEvent.objects.filter(note="").count())
-    for event in MemoryEvent.objects.order_by("pk").iterator(chunk_size=BATCH):
+    tick(feedback.filter(note="").count())
+    events = MemoryEvent.objects.for_team(team)
+    for event in events.order_by("pk").iterator(chunk_size=BATCH):
         report.events += 1
         diff = redact_value(event.diff)
         if diff != event.diff:
             report.redacted_events += 1
             if not dry_run:
-                MemoryEvent.objects.filter(pk=event.pk).update(diff=diff)
+                events.filter(pk=event.pk).update(diff=diff)
         tick()
-    return report
 
 
 @transaction.atomic
 def _apply_memory(memory: Memory, changes: dict, kinds: list[str], reasons: list[str]) -> None:
-    memory = Memory.objects.select_for_update().get(pk=memory.pk)
+    memory = Memory.objects.for_team(memory.team_id).select_for_update().get(pk=memory.pk)
     fields = []
     for name, value in changes.items():
         setattr(memory, name, value)

@@ -19,6 +19,14 @@
 
 ``mode`` exists for the benchmark: ``fts`` lexical only, ``vector`` plain cosine, ``hybrid`` fused
 without the re-ranking factors, ``full`` what the API does.
+
+A search looks in one team's memories only (DESIGN.md §11): every candidate list is drawn from
+``Memory.objects.for_team(team)`` (the compiled statements carry ``team_id`` as one of their
+equality filters), entities resolve and are detected among the team's, and its Recall rows carry
+the team. ``allowed_projects`` (a token's project allow-list) narrows that to those projects'
+memories. What BM25 knows of the corpus (its size, average length and word counts, kept per
+process) is counted over every team's memories: a known limitation, which moves the scores a
+little and never which memories are candidates.
 """
 
 from __future__ import annotations
@@ -34,17 +42,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
 
+from django.core.exceptions import EmptyResultSet
 from django.db import connection, transaction
+from django.db.models.signals import post_delete, post_save
 from django.utils import timezone
 from pgvector.django import VectorField
 
 from memory import embeddings
 from memory.conf import setting
-from memory.models import Category, Entity, Memory, MemoryType, Priority, Recall, Session
+from memory.models import Category, Entity, Memory, MemoryType, Priority, Recall, Session, Team
 from memory.rows import row_reader
 from memory.services import entities as entity_service
 from memory.services.decay import decay_factor
-from memory.services.errors import InvalidInput
+from memory.services.errors import InvalidInput, NotFound
 from memory.services.maturity import multiplier as maturity_multiplier
 from memory.services.redaction import redact
 from memory.services.taxonomy import type_weight
@@ -219,17 +229,48 @@ class CorpusStats:
 _corpus = CorpusStats()
 _corpus_lock = threading.Lock()
 
+# Whether the deployment has more than one team, (when it was counted, the answer), kept per process
+# LEXICAL_STATS_SECONDS and forgotten when this process saves or deletes a team (several_teams).
+_several_teams: tuple[float, bool] | None = None
+
 
 def clear_corpus_stats() -> None:
-    global _corpus
+    global _corpus, _several_teams
     _corpus = CorpusStats()
+    _several_teams = None
+
+
+def several_teams() -> bool:
+    """Whether the deployment holds more than one team: only then is a search's team a filter that
+    leaves out rows (:func:`memory_search`). Counted once per LEXICAL_STATS_SECONDS per process, and
+    again after this process creates or deletes a team; another process's new team is seen within
+    that time (until then its searches keep the single-team plan, which still filters by team)."""
+    global _several_teams
+    now = time.monotonic()
+    known = _several_teams
+    if known is not None and now - known[0] <= setting("LEXICAL_STATS_SECONDS"):
+        return known[1]
+    answer = Team.objects.all()[:2].count() > 1
+    _several_teams = (now, answer)
+    return answer
+
+
+def _forget_team_count(**kwargs) -> None:
+    global _several_teams
+    _several_teams = None
+
+
+post_save.connect(_forget_team_count, sender=Team, dispatch_uid="search-team-count-save")
+post_delete.connect(_forget_team_count, sender=Team, dispatch_uid="search-team-count-delete")
 
 
 def corpus_stats() -> tuple[int, float]:
     """How many memories there are and their average number of lexemes, for BM25's idf and length
-    normalisation. Recomputed every LEXICAL_STATS_SECONDS per process: both move slowly. Up to
-    LEXICAL_STATS_EXACT_ROWS memories they are counted; above, the planner's row estimate and a
-    sample of the table's pages stand in (counting millions of rows would cost a second)."""
+    normalisation: of every team's memories together (a known limitation: BM25 would rather know
+    the searching team's; module docstring). Recomputed every LEXICAL_STATS_SECONDS per process:
+    both move slowly. Up to LEXICAL_STATS_EXACT_ROWS memories they are counted; above, the
+    planner's row estimate and a sample of the table's pages stand in (counting millions of rows
+    would cost a second)."""
     stats = _current_stats()
     return stats.memories, stats.average_length
 
@@ -280,9 +321,10 @@ def _current_stats() -> CorpusStats:
 
 
 def document_frequencies(lexemes: list[str]) -> dict[str, int]:
-    """How many memories (of any status) hold each lexeme. A lexeme among pg_stats' most common ones
-    is estimated from its share; any other is rarer than those, so counting it through the GIN index
-    is cheap (and capped at LEXICAL_DF_COUNT_MAX). Counts are kept LEXICAL_STATS_SECONDS."""
+    """How many memories (of any status, of every team: corpus_stats' limitation) hold each lexeme.
+    A lexeme among pg_stats' most common ones is estimated from its share; any other is rarer than
+    those, so counting it through the GIN index is cheap (and capped at LEXICAL_DF_COUNT_MAX).
+    Counts are kept LEXICAL_STATS_SECONDS."""
     stats = _current_stats()
     now = time.monotonic()
     found: dict[str, int] = {}
@@ -379,34 +421,54 @@ class Searched:
 
 
 def searched(base) -> Searched:
-    """``base`` (a Memory queryset) compiled once; a :class:`Searched` is returned as it is."""
+    """``base`` (a Memory queryset) compiled once; a :class:`Searched` is returned as it is. A
+    queryset Django knows to be empty (``pk__in=[]``, an empty project allow-list) is compiled to
+    a statement that finds nothing."""
     if isinstance(base, Searched):
         return base
-    sql, params = base.order_by().values("id", "search_vector", "embedding").query.sql_with_params()
+    values = base.order_by().values("id", "search_vector", "embedding")
+    try:
+        sql, params = values.query.sql_with_params()
+    except EmptyResultSet:
+        quote = connection.ops.quote_name
+        columns = ", ".join(
+            quote(Memory._meta.get_field(name).column) for name in ("id", "search_vector", "embedding")
+        )
+        sql, params = f"SELECT {columns} FROM {quote(Memory._meta.db_table)} WHERE false", ()
     return Searched(sql, tuple(params))
 
 
-# Stand-ins for a search's values while its statement is compiled (servable_searched).
+# Stand-ins for a search's values while its statement is compiled (servable_searched): a time, a
+# text per text column, and for a key column (``team_id``) a negative number no row's key is.
 _PLACEHOLDER_NOW = datetime(2000, 1, 1, 0, 0, 0, 271828, tzinfo=UTC)
+_PLACEHOLDER_KEY = -271828
 _servable_statements: dict[tuple, Searched] = {}
 
 
-def servable_searched(now: datetime, **filters: str) -> Searched:
+def _placeholder(name: str, position: int) -> str | int:
+    return _PLACEHOLDER_KEY - position if name.endswith("_id") else f"\x00{name}"
+
+
+def servable_searched(now: datetime, **filters: str | int) -> Searched:
     """``Memory.objects.servable(now).filter(**filters)`` (equality on plain columns, such as
-    ``memory_type``) as a :class:`Searched`. Its statement depends only on which filters there are,
-    so it is compiled once per process for each set of names and only the values change: compiling
-    it for every search cost ~1.5 ms of Python (bench/HISTORY.md, stop 30)."""
+    ``team_id`` and ``memory_type``) as a :class:`Searched`. Its statement depends only on which
+    filters there are, so it is compiled once per process for each set of names and only the values
+    change: compiling it for every search cost ~1.5 ms of Python (bench/HISTORY.md, stop 30). A
+    search passes its ``team_id`` always: the statement holds that team's memories only."""
     shape = tuple(sorted(filters))
     template = _servable_statements.get(shape)
     if template is None:
-        placeholders = {name: f"\x00{name}" for name in shape}
+        placeholders = {name: _placeholder(name, position) for position, name in enumerate(shape)}
         template = searched(Memory.objects.servable(_PLACEHOLDER_NOW).filter(**placeholders))
         _servable_statements[shape] = template
-    values = {_PLACEHOLDER_NOW: now, **{f"\x00{name}": value for name, value in filters.items()}}
+    values = {
+        _PLACEHOLDER_NOW: now,
+        **{_placeholder(name, position): filters[name] for position, name in enumerate(shape)},
+    }
     return Searched(
         template.sql,
         tuple(
-            values.get(param, param) if isinstance(param, str | datetime) else param
+            values.get(param, param) if isinstance(param, str | int | datetime) else param
             for param in template.params
         ),
     )
@@ -603,7 +665,15 @@ def vector_list_stranded(vector_similarities: list[float], lexical_only_similari
 
 
 def rescued_vector_candidates(
-    base, vector, n: int, vector_ids: list, lexical_ids: list, rows: dict, *, filtered_rows: int | None
+    base,
+    vector,
+    n: int,
+    vector_ids: list,
+    lexical_ids: list,
+    rows: dict,
+    *,
+    filtered_rows: int | None,
+    team_id: int,
 ) -> tuple[list, str]:
     """The vector list again when the HNSW scan that gave ``vector_ids`` was stranded
     (:func:`vector_list_stranded`), and its plan: the index at its widest (HNSW_EF_SEARCH_MAX), then,
@@ -630,12 +700,12 @@ def rescued_vector_candidates(
         base, vector, n, filtered=filtered_rows is not None, rows=filtered_rows, widest=True
     )
     plan = "hnsw, widened, then exact" if widened.endswith("exact") else "hnsw, widened"
-    rows.update(scored_rows([pk for pk in vector_ids if pk not in rows], vector))
+    rows.update(scored_rows([pk for pk in vector_ids if pk not in rows], vector, team_id=team_id))
     searched_rows = corpus_stats()[0] if filtered_rows is None else filtered_rows
     if stranded(vector_ids) and searched_rows <= setting("VECTOR_EXACT_MAX_ROWS"):
         vector_ids = searched(base).nearest(vector, n, exact=True)
         plan = "hnsw, widened, then exact"
-        rows.update(scored_rows([pk for pk in vector_ids if pk not in rows], vector))
+        rows.update(scored_rows([pk for pk in vector_ids if pk not in rows], vector, team_id=team_id))
     logger.info("search: the HNSW scan was stranded; plan %r", plan)
     return vector_ids, plan
 
@@ -666,6 +736,7 @@ def _validate(query, limit, memory_type, category, priority, mode) -> tuple[str,
 
 def memory_search(
     *,
+    team: Team,
     query: str,
     entities: list[str] | None = None,
     memory_type: str | None = None,
@@ -677,20 +748,31 @@ def memory_search(
     record: bool = True,
     exclude_ids: set | None = None,
     scope=None,
+    allowed_projects: list[str] | None = None,
     now: datetime | None = None,
 ) -> SearchOutcome:
-    """Find the memories that answer ``query``. Raises InvalidInput, or AmbiguousEntity when an
-    explicit entity reference matches several entities. Only servable memories are returned,
-    and only those in ``scope`` (a Memory queryset) when it is given."""
+    """Find the memories of ``team`` that answer ``query``. Raises InvalidInput, AmbiguousEntity
+    when an explicit entity reference matches several of the team's entities, or NotFound for a
+    ``session`` of another team. Only servable memories are returned, only those in ``scope`` (a
+    Memory queryset) when it is given, and with ``allowed_projects`` (project slugs: a token's
+    allow-list) only those about one of these projects — none team-wide, none of another project;
+    an empty list allows none. Entities resolve among the team's: a slug only another team knows
+    is unknown, and matches nothing."""
     query, limit = _validate(query, limit, memory_type, category, priority, mode)
     query, _ = redact(query)  # a pasted key is neither embedded nor echoed back
+    if session is not None and session.team_id != team.pk:
+        raise NotFound(f"No session '{session.external_id}'.")
     now = now or timezone.now()
-    resolution = entity_service.resolve_references(entities or [], create=False).raise_if_ambiguous()
+    resolution = entity_service.resolve_references(
+        entities or [], team=team, create=False
+    ).raise_if_ambiguous()
     outcome = SearchOutcome(
         query=query, results=[], entities=resolution.entities, unknown_entities=resolution.unknown
     )
     if resolution.unknown:
         return outcome  # a strict filter on an entity nobody has mentioned matches nothing
+    if allowed_projects is not None and not allowed_projects:
+        return outcome  # an allow-list of no project allows no memory
 
     plain = {
         name: value
@@ -698,8 +780,11 @@ def memory_search(
         if value
     }
     strict = bool(resolution.entities)
-    if strict or exclude_ids or scope is not None:
-        base = Memory.objects.servable(now).filter(**plain)
+    limited = allowed_projects is not None
+    if strict or exclude_ids or scope is not None or limited:
+        base = Memory.objects.for_team(team).servable(now).filter(**plain)
+        if limited:  # a token's project allow-list
+            base = base.in_projects(allowed_projects)
         if strict:
             base = base.mentioning(entity.pk for entity in resolution.entities)
         if exclude_ids:
@@ -707,8 +792,17 @@ def memory_search(
         if scope is not None:  # a caller's own restriction, e.g. a project's memories plus team-wide ones
             base = base.filter(pk__in=scope.values("pk"))
     else:
-        base = servable_searched(now, **plain)
-    filtered = strict or scope is not None or bool(memory_type or category or priority or exclude_ids)
+        base = servable_searched(now, team_id=team.pk, **plain)
+    # The team is a filter the vector list plans for (vector_candidates: the HNSW graph holds every
+    # team's memories) only when the deployment has more than one team: with a single team it leaves
+    # out nothing, and a single-team deployment keeps the unfiltered plan it had before teams.
+    filtered = (
+        strict
+        or limited
+        or scope is not None
+        or bool(memory_type or category or priority or exclude_ids)
+        or several_teams()
+    )
 
     n = max(setting("SEARCH_CANDIDATES_MIN"), setting("SEARCH_CANDIDATES_PER_RESULT") * limit)
     detect = mode == "full" and not strict
@@ -716,6 +810,7 @@ def memory_search(
         base,
         query,
         n,
+        team=team,
         lists=("lexical",) if mode == "fts" else ("vector",) if mode == "vector" else ("vector", "lexical"),
         exact=filtered,
         detect=detect,
@@ -736,9 +831,9 @@ def memory_search(
         SearchHit(candidate.memory, *score_candidate(candidate, **rules))
         for _, _, candidate in scored[:limit]
     ]
-    outcome.results = with_whole_rows(hits)
+    outcome.results = with_whole_rows(hits, team_id=team.pk)
     if record and outcome.results:
-        record_retrieval(outcome.results, session, now)
+        record_retrieval(outcome.results, session, now, team=team)
     return outcome
 
 
@@ -749,23 +844,28 @@ RESULT_RELATED_FIELDS = (("author", ("username",)), ("session", ("external_id", 
 RESULT_LEFT_OUT = ("embedding", "search_vector")
 
 
-def with_whole_rows(hits: list[SearchHit]) -> list[SearchHit]:
+def with_whole_rows(hits: list[SearchHit], *, team_id: int | None = None) -> list[SearchHit]:
     """The hits with every column of their memories (the candidates were scored on a few) but
     RESULT_LEFT_OUT, and RESULT_RELATED_FIELDS of their author and session, as model instances (the
-    other columns deferred). A memory deleted meanwhile is left out. Read by one hand-written
-    statement (:mod:`memory.rows`): through the ORM this was a tenth of the web processes' Python
-    time under load (bench/HISTORY.md, stop 27)."""
+    other columns deferred). A memory deleted meanwhile (or, with ``team_id``, of another team) is
+    left out. Read by one hand-written statement (:mod:`memory.rows`): through the ORM this was a
+    tenth of the web processes' Python time under load (bench/HISTORY.md, stop 27)."""
     if not hits:
         return []
-    whole = memories_as_shown([hit.memory.pk for hit in hits])
+    whole = memories_as_shown([hit.memory.pk for hit in hits], team_id=team_id)
     return [SearchHit(whole[hit.memory.pk], hit.score, hit.explain) for hit in hits if hit.memory.pk in whole]
 
 
-def memories_as_shown(ids: list) -> dict:
+def memories_as_shown(ids: list, *, team_id: int | None = None) -> dict:
     """``{id: memory}`` for the memories ``ids`` as a result shows them (:func:`with_whole_rows`),
-    read by one statement; a memory deleted meanwhile is missing."""
+    read by one statement; a memory deleted meanwhile is missing, and with ``team_id`` so is a
+    memory of another team."""
     reader = row_reader(Memory, RESULT_RELATED_FIELDS, many=True, left_out=RESULT_LEFT_OUT)
-    return {memory.pk: memory for memory in reader.read([list(ids)])}
+    return {
+        memory.pk: memory
+        for memory in reader.read([list(ids)])
+        if team_id is None or memory.team_id == team_id
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -796,9 +896,10 @@ SCORED_FIELDS = ("id", "memory_type", "feedback_score", "priority", "last_valida
 SCORED_TIMES = ("last_validated_at",)
 
 
-def scored_rows(ids: list, vector) -> dict:
-    """``{id: (ScoredRow, similarity)}`` for the memories ``ids``, similarity to ``vector`` (None for a
-    memory without an embedding, which only the lexical list can find).
+def scored_rows(ids: list, vector, *, team_id: int) -> dict:
+    """``{id: (ScoredRow, similarity)}`` for the memories ``ids`` of the team ``team_id`` (another
+    team's id is left out, as a missing one), similarity to ``vector`` (None for a memory without an
+    embedding, which only the lexical list can find).
 
     Similarity is computed by the database: shipping 384 floats per candidate back costs more. One
     hand-written statement and plain rows: through the ORM (the query compiled, a deferred model
@@ -817,11 +918,12 @@ def scored_rows(ids: list, vector) -> dict:
     embedding = quote(Memory._meta.get_field("embedding").column)
     sql = (
         f"SELECT {columns}, 1 - ({embedding} <=> %s::vector) FROM {quote(Memory._meta.db_table)} "
-        f"WHERE {quote(Memory._meta.pk.column)} = ANY(%s)"
+        f"WHERE {quote(Memory._meta.pk.column)} = ANY(%s) "
+        f"AND {quote(Memory._meta.get_field('team').column)} = %s"
     )
     times = [SCORED_FIELDS.index(name) for name in SCORED_TIMES]
     with connection.cursor() as cursor:
-        cursor.execute(sql, [vector_text(vector), ids])
+        cursor.execute(sql, [vector_text(vector), ids, team_id])
         rows = {}
         for row in cursor.fetchall():
             values = list(row[:-1])
@@ -832,12 +934,20 @@ def scored_rows(ids: list, vector) -> dict:
 
 
 def gather_candidates(
-    base, query: str, n: int, *, lists=("vector", "lexical"), exact: bool = False, detect: bool = False
+    base,
+    query: str,
+    n: int,
+    *,
+    team: Team,
+    lists=("vector", "lexical"),
+    exact: bool = False,
+    detect: bool = False,
 ) -> tuple[list[Candidate], entity_service.Detected, str]:
     """The top ``n`` of each candidate list, with every feature the scoring needs, and the vector
-    list's plan. ``exact`` says a filter applies (the vector list then plans for it:
-    :func:`vector_candidates`); an HNSW scan the lexical list shows to be stranded is run again
-    (:func:`rescued_vector_candidates`)."""
+    list's plan. ``base`` holds ``team``'s memories only (the caller's filter); ``team``'s entities
+    are the ones detected in the query. ``exact`` says a filter applies (the vector list then plans
+    for it: :func:`vector_candidates`); an HNSW scan the lexical list shows to be stranded is run
+    again (:func:`rescued_vector_candidates`)."""
     # The query is embedded on another thread (with concurrent requests' queries) while the database
     # ranks it lexically.
     pending_vector = embeddings.submit_query(query)
@@ -855,17 +965,17 @@ def gather_candidates(
             else ([], "")
         )
         # Only the columns scoring reads are loaded: building ~100 whole rows cost more than the query.
-        rows = scored_rows(list({*vector_ids, *lexical_ids}), vector)
+        rows = scored_rows(list({*vector_ids, *lexical_ids}), vector, team_id=team.pk)
         if plan == "hnsw" and lexical_ids:
             vector_ids, plan = rescued_vector_candidates(
-                base, vector, n, vector_ids, lexical_ids, rows, filtered_rows=filtered_rows
+                base, vector, n, vector_ids, lexical_ids, rows, filtered_rows=filtered_rows, team_id=team.pk
             )
             rows = {pk: rows[pk] for pk in {*vector_ids, *lexical_ids} if pk in rows}
     vector_rank = {pk: rank for rank, pk in enumerate(vector_ids, start=1)}
     lexical_rank = {pk: rank for rank, pk in enumerate(lexical_ids, start=1)}
     lexical_score = {pk: (score, coverage) for pk, score, coverage in lexical}
     detected = (
-        entity_service.detect_in_text(query, index=entity_service.name_index())
+        entity_service.detect_in_text(query, index=entity_service.name_index(team), team=team)
         if detect
         else entity_service.Detected()
     )
@@ -875,9 +985,9 @@ def gather_candidates(
     entity_matched: set = set()
     if detected.entities:
         entity_matched = set(
-            Memory.objects.filter(pk__in=ids, mentions__entity__in=detected.entities).values_list(
-                "pk", flat=True
-            )
+            Memory.objects.for_team(team)
+            .filter(pk__in=ids, mentions__entity__in=detected.entities)
+            .values_list("pk", flat=True)
         )
     candidates = [
         Candidate(
@@ -1068,8 +1178,13 @@ def explanation(candidate: Candidate, parts: dict, score: float) -> dict:
     return explained
 
 
-def record_retrieval(hits: list[SearchHit], session: Session | None, now: datetime) -> None:
-    """Count the retrieval (it never changes a score) and remember what a session was shown."""
+def record_retrieval(hits: list[SearchHit], session: Session | None, now: datetime, *, team: Team) -> None:
+    """Count the retrieval (it never changes a score) and remember what a session was shown: of
+    ``team``'s memories only (the hits are; a memory of another team is neither counted nor
+    recalled), for a ``session`` of ``team`` (NotFound otherwise), its Recall rows carrying the team."""
+    if session is not None and session.team_id != team.pk:
+        raise NotFound(f"No session '{session.external_id}'.")
+    team_column = connection.ops.quote_name(Memory._meta.get_field("team").column)
     # The rows are locked in key order (MemoryQuerySet.locked_in_key_order's rule), in the same
     # statement: an UPDATE … WHERE id IN (…) locks them in the order it finds them, and under load
     # that deadlocked with a session's end rating the same memories.
@@ -1077,9 +1192,10 @@ def record_retrieval(hits: list[SearchHit], session: Session | None, now: dateti
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {table} AS m SET retrieval_count = m.retrieval_count + 1, last_retrieved_at = %s "
-            f"FROM (SELECT id FROM {table} WHERE id = ANY(%s) ORDER BY id FOR NO KEY UPDATE) AS locked "
+            f"FROM (SELECT id FROM {table} WHERE id = ANY(%s) AND {team_column} = %s "
+            "ORDER BY id FOR NO KEY UPDATE) AS locked "
             "WHERE m.id = locked.id",
-            [now, sorted(hit.memory.pk for hit in hits)],
+            [now, sorted(hit.memory.pk for hit in hits), team.pk],
         )
     for hit in hits:  # the rows were loaded before the count: what the caller shows includes this one
         hit.memory.retrieval_count += 1
@@ -1091,21 +1207,27 @@ def record_retrieval(hits: list[SearchHit], session: Session | None, now: dateti
         # stop 29).
         recall = Recall._meta
         quote = connection.ops.quote_name
-        session_id, memory_id, rank, score, surfaced_at = (
+        team_id, session_id, memory_id, rank, score, surfaced_at = (
             quote(recall.get_field(name).column)
-            for name in ("session", "memory", "rank", "score", "surfaced_at")
+            for name in ("team", "session", "memory", "rank", "score", "surfaced_at")
         )
         with connection.cursor() as cursor:
+            # Only the team's memories are recalled: a hit of another team (none, from a search of
+            # the team) is left out as a missing one would be.
             cursor.execute(
-                f"INSERT INTO {quote(recall.db_table)} ({session_id}, {memory_id}, {rank}, {score}, {surfaced_at}) "
-                f"SELECT %s, memory, rank, score, %s FROM unnest(%s::uuid[], %s::integer[], %s::float8[]) "
-                "AS hit(memory, rank, score) "
+                f"INSERT INTO {quote(recall.db_table)} "
+                f"({team_id}, {session_id}, {memory_id}, {rank}, {score}, {surfaced_at}) "
+                f"SELECT %s, %s, hit.memory, hit.rank, hit.score, %s "
+                "FROM unnest(%s::uuid[], %s::integer[], %s::float8[]) AS hit(memory, rank, score) "
+                f"JOIN {table} AS m ON m.id = hit.memory AND m.{team_column} = %s "
                 f"ON CONFLICT ({session_id}, {memory_id}) DO UPDATE SET {surfaced_at} = EXCLUDED.{surfaced_at}",
                 [
+                    session.team_id,
                     session.pk,
                     now,
                     [hit.memory.pk for hit in hits],
                     list(range(1, len(hits) + 1)),
                     [hit.score for hit in hits],
+                    team.pk,
                 ],
             )

@@ -3,6 +3,10 @@
 Messages are idempotent by ``seq`` and redacted before storage. Ending a session records its
 outcome, scores it (§4.6), gives every memory the session was shown an implicit helpful or
 harmful event, and queues extraction (§4.8, ``services/extraction.py``) once that commits.
+
+A session belongs to a team (DESIGN.md §11): an agent's own session id is unique per team and user,
+a session is found only inside the caller's team (another team's id answers NotFound like a missing
+one), and its messages and recalls carry its team.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from memory.models import (
     Session,
     SessionMessage,
     Signal,
+    Team,
 )
 from memory.rows import row_reader
 from memory.services import entities as entity_service
@@ -40,13 +45,19 @@ MAX_FILES_TOUCHED = 500
 MAX_OUTCOME_TEXT = 8000
 
 
-def session_resolve(*, user, reference: str, create: bool = True, agent: str | None = None) -> Session:
-    """A session of ``user`` by our id or by the agent's own session id; an unknown agent session id
-    starts a session (agents often ask for context before they register the session)."""
-    return _find_or_start(user=user, reference=reference, create=create, agent=agent)[0]
+def session_resolve(
+    *, team: Team, user, reference: str, create: bool = True, agent: str | None = None
+) -> Session:
+    """A session of ``user`` in ``team`` by our id or by the agent's own session id; an unknown agent
+    session id starts a session (agents often ask for context before they register the session).
+    A session of another team, by either id, is unknown here: NotFound with ``create=False``, a new
+    session of this team otherwise."""
+    return _find_or_start(team=team, user=user, reference=reference, create=create, agent=agent)[0]
 
 
-def _find_or_start(*, user, reference: str, create: bool, agent: str | None) -> tuple[Session, bool]:
+def _find_or_start(
+    *, team: Team, user, reference: str, create: bool, agent: str | None
+) -> tuple[Session, bool]:
     if (
         not isinstance(reference, str)
         or not reference.strip()
@@ -58,20 +69,28 @@ def _find_or_start(*, user, reference: str, create: bool, agent: str | None) -> 
     # Read by hand-written statements (memory/rows.py): every search and store of an agent's session
     # looks its session up, and through the ORM that cost 0.7–0.8 ms of Python, 0.2 now
     # (bench/HISTORY.md, stop 29).
+    # Both statements are keyed by the team first (rule 3 of the teams plan): a session of another
+    # team is never read.
+    team_id = team.pk
     try:
-        found = row_reader(Session, key=("pk", "user")).read([uuid.UUID(reference), user.pk])
+        found = row_reader(Session, key=("team", "pk", "user")).read([team_id, uuid.UUID(reference), user.pk])
     except ValueError:
         found = []
-    found = found or row_reader(Session, key=("user", "external_id")).read([user.pk, reference])
+    found = found or row_reader(Session, key=("team", "user", "external_id")).read(
+        [team_id, user.pk, reference]
+    )
     if found:
         return found[0], False
     if not create:
         raise NotFound(f"No session {reference!r}.")
     try:
         with transaction.atomic():
-            return Session.objects.create(user=user, external_id=reference, agent=agent or Agent.OTHER), True
+            session = Session.objects.create(
+                team=team, user=user, external_id=reference, agent=agent or Agent.OTHER
+            )
+            return session, True
     except IntegrityError:  # started concurrently by another request of the same agent
-        return Session.objects.get(user=user, external_id=reference), False
+        return Session.objects.for_team(team).get(user=user, external_id=reference), False
 
 
 def _storable_text(value) -> bool:
@@ -92,14 +111,16 @@ def _storable_text(value) -> bool:
 @transaction.atomic
 def session_start(
     *,
+    team: Team,
     user,
     external_id: str,
     agent: str = Agent.OTHER,
     project: str | None = None,
     metadata: dict | None = None,
 ) -> tuple[Session, bool]:
-    """Register an agent session; returns it and whether this call created it. Idempotent: the
-    same agent session id gives the same session."""
+    """Register an agent session of ``team``; returns it and whether this call created it.
+    Idempotent: the same agent session id (of this team and user) gives the same session. The
+    project is an entity of the team."""
     errors: dict[str, list[str]] = {}
     if agent not in Agent.values:
         errors["agent"] = [f"'{agent}' is not one of: {', '.join(Agent.values)}."]
@@ -118,10 +139,10 @@ def session_start(
             errors["project"] = ["A project is a slug (project:name) or a name."]
     if errors:
         raise InvalidInput(errors)
-    session, created = _find_or_start(user=user, reference=external_id, create=True, agent=agent)
+    session, created = _find_or_start(team=team, user=user, reference=external_id, create=True, agent=agent)
     changed = []
     if slug and session.project_id is None:
-        session.project = entity_service.entity_get_or_create(slug)
+        session.project = entity_service.entity_get_or_create(slug, team=team)
         changed.append("project")
     if metadata:
         session.metadata = {**session.metadata, **metadata}
@@ -165,6 +186,7 @@ def messages_append(*, session: Session, messages: list[dict]) -> AppendResult:
         if not errors:
             rows.append(
                 SessionMessage(
+                    team_id=session.team_id,
                     session=session,
                     seq=seq,
                     role=role,
@@ -175,7 +197,8 @@ def messages_append(*, session: Session, messages: list[dict]) -> AppendResult:
     if errors:
         raise InvalidInput(errors)
     with transaction.atomic():
-        Session.objects.select_for_update().get(pk=session.pk)  # one appender at a time per session
+        # One appender at a time per session.
+        Session.objects.for_team(session.team_id).select_for_update().get(pk=session.pk)
         existing = set(
             session.messages.filter(seq__in=[row.seq for row in rows]).values_list("seq", flat=True)
         )
@@ -272,12 +295,11 @@ def session_end(
         "implicit_label": outcome.label,
         "updated_at": now,
     }
+    sessions = Session.objects.for_team(session.team_id)
     with transaction.atomic():
         last_seq = session.messages.aggregate(last=Max("seq"))["last"]
-        previous_end = (
-            Session.objects.filter(pk=session.pk).values_list("ended_at", "ended_through_seq").first()
-        )
-        claimed = Session.objects.filter(pk=session.pk, ended_at__isnull=True).update(
+        previous_end = sessions.filter(pk=session.pk).values_list("ended_at", "ended_through_seq").first()
+        claimed = sessions.filter(pk=session.pk, ended_at__isnull=True).update(
             **fields, ended_through_seq=last_seq
         )
         resumed = False
@@ -290,9 +312,7 @@ def session_end(
                     {"ended_through_seq__isnull": True} if earlier is None else {"ended_through_seq": earlier}
                 )
                 resumed = bool(
-                    Session.objects.filter(pk=session.pk, **guard).update(
-                        **fields, ended_through_seq=last_seq
-                    )
+                    sessions.filter(pk=session.pk, **guard).update(**fields, ended_through_seq=last_seq)
                 )
         session.refresh_from_db()
         if (claimed or resumed) and outcome.label != ImplicitLabel.NEUTRAL:
@@ -309,7 +329,7 @@ def session_end(
                 session=session,
             )
         if resumed:
-            Session.objects.filter(
+            sessions.filter(
                 pk=session.pk, extraction_status__in=[ExtractionStatus.DONE, ExtractionStatus.FAILED]
             ).update(
                 extraction_status=ExtractionStatus.PENDING,

@@ -6,10 +6,14 @@ review as a FactChange) or NOOP (the existing memory, reinforced; the incoming t
 reinforcement event). The decision itself is the pure function in ``memory/services/upsert.py``;
 this module gathers what it needs and writes what it says. Two live memories never share content:
 a unique index on the content hash decides races between concurrent stores.
+
+A store is one team's (DESIGN.md §11): its entities, same-text twins and neighbours are the team's
+only, so the same text in two teams is two memories and nothing of one team supersedes another's.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -37,10 +41,11 @@ from memory.models import (
     Session,
     Source,
     Status,
+    Team,
 )
-from memory.rows import row_reader
+from memory.rows import RowReader, row_reader
 from memory.services import entities as entity_service
-from memory.services.errors import AmbiguousEntity, ContentTooLarge, InvalidInput
+from memory.services.errors import AmbiguousEntity, ContentTooLarge, InvalidInput, NotFound
 from memory.services.injection import screen_fields
 from memory.services.redaction import redact
 from memory.services.upsert import (  # noqa: F401  (re-exported: callers import them from here)
@@ -219,18 +224,19 @@ def prepare(
     )
 
 
-# The memories an item's exact text may already be: the live ones of its kind (not superseded, and
-# of LIVE_CONTENT_STATUSES, as the unique index on live content), newest first.
+# The memories an item's exact text may already be: the team's live ones of its kind (not
+# superseded, and of LIVE_CONTENT_STATUSES, as the unique index on live content), newest first.
 SAME_TEXT_SQL = """
 SELECT id FROM memory_memory
-WHERE kind = %s AND content_hash = ANY(%s) AND status = ANY(%s) AND superseded_by_id IS NULL
+WHERE team_id = %s AND kind = %s AND content_hash = ANY(%s) AND status = ANY(%s)
+  AND superseded_by_id IS NULL
 ORDER BY created_at DESC
 """
 
 
 # The nearest memories of each new one, left out those of another scope: a memory with entities of a
 # type the new one also has, none of them shared (another project, person…). Each vector's candidates
-# are the live memories of its kind an HNSW scan finds (at most HNSW_EF_SEARCH, the scan's own
+# are the team's live memories of its kind an HNSW scan finds (at most HNSW_EF_SEARCH, the scan's own
 # bound); their entities are then read for all of them at once, and the nearest of a compatible scope
 # kept. Tested candidate by candidate inside the scan, the scope cost 31 µs a candidate, and where
 # most candidates are of another scope (memories about one owner among a hundred) the test ran on
@@ -246,8 +252,8 @@ candidate AS MATERIALIZED (
     CROSS JOIN LATERAL (
         SELECT mem.id, mem.embedding <=> q.vec AS distance
         FROM memory_memory mem
-        WHERE mem.kind = %s AND mem.status = ANY(%s) AND mem.superseded_by_id IS NULL
-          AND mem.id <> ALL(%s::uuid[])
+        WHERE mem.team_id = %s AND mem.kind = %s AND mem.status = ANY(%s)
+          AND mem.superseded_by_id IS NULL AND mem.id <> ALL(%s::uuid[])
         ORDER BY mem.embedding <=> q.vec
         LIMIT %s
     ) AS m
@@ -289,10 +295,16 @@ def _scope_arrays(entities) -> tuple[str, str]:
 
 
 def scoped_neighbours(
-    kind: str, vectors, scopes: list, statuses: tuple[str, ...] = (Status.ACTIVE,), *, excluded=()
+    team: Team,
+    kind: str,
+    vectors,
+    scopes: list,
+    statuses: tuple[str, ...] = (Status.ACTIVE,),
+    *,
+    excluded=(),
 ) -> list[list[tuple[Memory, float]]]:
-    """For each vector, the closest memories of ``kind`` with a compatible scope (``scopes[i]``: the
-    new memory's entities), of the HNSW_EF_SEARCH nearest, and their cosine similarity, each
+    """For each vector, ``team``'s closest memories of ``kind`` with a compatible scope (``scopes[i]``:
+    the new memory's entities), of the HNSW_EF_SEARCH nearest, and their cosine similarity, each
     memory's entities prefetched. The memories ``excluded`` (ids) are left out."""
     texts = ["[" + ",".join(f"{x:.7g}" for x in vector) + "]" for vector in vectors]
     arrays = [_scope_arrays(s) for s in scopes]
@@ -305,6 +317,7 @@ def scoped_neighbours(
                 texts,
                 [ids for ids, _ in arrays],
                 [types for _, types in arrays],
+                team.pk,
                 kind,
                 list(statuses),
                 [str(pk) for pk in excluded],
@@ -313,25 +326,39 @@ def scoped_neighbours(
             ],
         )
         rows = cursor.fetchall()
-    memories = _with_resolved_mentions(list({pk for _, pk, _ in rows}))
+    memories = _with_resolved_mentions(list({pk for _, pk, _ in rows}), team)
     found: list[list[tuple[Memory, float]]] = [[] for _ in texts]
     for index, pk, distance in rows:
         found[index - 1].append((memories[pk], 1.0 - distance))
     return found
 
 
-def _with_resolved_mentions(ids: list) -> dict:
-    """``{id: memory}`` for the memories ``ids`` (their vectors left out), each with its
+@functools.cache
+def _team_readers() -> tuple[RowReader, RowReader]:
+    """:func:`row_reader`'s statements for memories by id and their mentions by memory id, within
+    one team (their last parameter)."""
+    readers = []
+    for reader in (
+        row_reader(Memory, many=True, left_out=("embedding", "search_vector")),
+        row_reader(EntityMention, (("entity", None),), key="memory", many=True),
+    ):
+        column = connection.ops.quote_name(reader.parts[0].model._meta.get_field("team").column)
+        readers.append(RowReader(f"{reader.sql} AND m.{column} = %s", reader.parts, reader.related))
+    return readers[0], readers[1]
+
+
+def _with_resolved_mentions(ids: list, team: Team) -> dict:
+    """``{id: memory}`` for ``team``'s memories ``ids`` (their vectors left out), each with its
     ``resolved_mentions`` (its resolved mentions, each with its entity). Two hand-written statements
     (memory/rows.py): every store reads its nearest memories, and through the ORM that cost ~9% of a
     store's Python time (bench/HISTORY.md, stop 29)."""
     if not ids:
         return {}
-    reader = row_reader(Memory, many=True, left_out=("embedding", "search_vector"))
-    memories = {memory.pk: memory for memory in reader.read([ids])}
+    memory_reader, mention_reader = _team_readers()
+    memories = {memory.pk: memory for memory in memory_reader.read([ids, team.pk])}
     for memory in memories.values():
         memory.resolved_mentions = []
-    for mention in row_reader(EntityMention, (("entity", None),), key="memory", many=True).read([ids]):
+    for mention in mention_reader.read([ids, team.pk]):
         if mention.resolved and mention.entity is not None and mention.memory_id in memories:
             memories[mention.memory_id].resolved_mentions.append(mention)
     return memories
@@ -367,25 +394,25 @@ class _Plan:
         return Side(self.prepared.content, self.prepared.category, entity_scope(self.entities))
 
 
-def _plans(prepared: list[PreparedMemory]) -> list[_Plan]:
-    """Resolve each item's entities (explicit references, or those its text names). Raises
-    AmbiguousEntity when an explicit reference matches several."""
+def _plans(prepared: list[PreparedMemory], team: Team) -> list[_Plan]:
+    """Resolve each item's entities among ``team``'s (explicit references, or those its text names).
+    Raises AmbiguousEntity when an explicit reference matches several."""
     slugs = [slug for p in prepared for ref in p.entity_refs if (slug := entity_service.normalize_slug(ref))]
-    by_slug = entity_service.entities_for_slugs(slugs, create=True) if slugs else {}
+    by_slug = entity_service.entities_for_slugs(slugs, team=team, create=True) if slugs else {}
     needs_pool = any(
         not entity_service.normalize_slug(ref) for p in prepared for ref in p.entity_refs
     ) or any(p.kind == Kind.OBSERVATION and not p.entity_refs for p in prepared)
-    pool = list(Entity.objects.canonical()) if needs_pool else None
+    pool = list(Entity.objects.for_team(team).canonical()) if needs_pool else None
     index = entity_service.NameIndex.build(pool) if pool is not None else None
     plans, ambiguities = [], {}
     for item in prepared:
         resolution = entity_service.resolve_references(
-            item.entity_refs, create=False, by_slug=by_slug, pool=pool
+            item.entity_refs, team=team, create=False, by_slug=by_slug, pool=pool
         )
         ambiguities.update(resolution.ambiguities)
         plan = _Plan(item, list(resolution.entities), resolution.unknown)
         if item.kind == Kind.OBSERVATION and not item.entity_refs:
-            detected = entity_service.detect_in_text(item.content, pool, index=index)
+            detected = entity_service.detect_in_text(item.content, pool, index=index, team=team)
             plan.entities += [e for e in detected.entities if e not in plan.entities]
             plan.ambiguities = detected.ambiguities
         plans.append(plan)
@@ -394,8 +421,8 @@ def _plans(prepared: list[PreparedMemory]) -> list[_Plan]:
     return plans
 
 
-def _same_text(plans: list[_Plan]) -> dict[tuple[str, str], list[Memory]]:
-    """The live memories with the text of an item, by ``(kind, content hash)``, newest first, read as
+def _same_text(plans: list[_Plan], team: Team) -> dict[tuple[str, str], list[Memory]]:
+    """``team``'s live memories with the text of an item, by ``(kind, content hash)``, newest first, read as
     :func:`_with_resolved_mentions` reads them. A hand-written statement: it finds nothing for
     nearly every store, and through the ORM (mostly compiling the query) it was a fifth of a store's
     Python time (bench/HISTORY.md, stop 35)."""
@@ -403,9 +430,9 @@ def _same_text(plans: list[_Plan]) -> dict[tuple[str, str], list[Memory]]:
     with connection.cursor() as cursor:
         for kind in {p.prepared.kind for p in plans}:
             hashes = [p.prepared.content_hash for p in plans if p.prepared.kind == kind]
-            cursor.execute(SAME_TEXT_SQL, [kind, hashes, LIVE_CONTENT_STATUSES])
+            cursor.execute(SAME_TEXT_SQL, [team.pk, kind, hashes, LIVE_CONTENT_STATUSES])
             ids += [pk for (pk,) in cursor.fetchall()]
-    memories = _with_resolved_mentions(ids)
+    memories = _with_resolved_mentions(ids, team)
     same_text: dict[tuple[str, str], list[Memory]] = {}
     for pk in ids:
         if (memory := memories.get(pk)) is not None:
@@ -413,8 +440,10 @@ def _same_text(plans: list[_Plan]) -> dict[tuple[str, str], list[Memory]]:
     return same_text
 
 
-def _neighbours(plans: list[_Plan], part: range, vectors) -> dict[int, list[tuple[Memory, float]]]:
-    """The nearest live memories of a compatible scope of the items ``part`` (``vectors``: theirs),
+def _neighbours(
+    plans: list[_Plan], part: range, vectors, team: Team
+) -> dict[int, list[tuple[Memory, float]]]:
+    """``team``'s nearest live memories of a compatible scope of the items ``part`` (``vectors``: theirs),
     by item index; the memories this batch created before them are left out (they are compared as
     batch items, and only memories already stored can be superseded)."""
     created = [plan.memory.pk for plan in plans[: part.start] if plan.memory is not None]
@@ -422,6 +451,7 @@ def _neighbours(plans: list[_Plan], part: range, vectors) -> dict[int, list[tupl
     for kind in {plans[i].prepared.kind for i in part}:
         indexes = [i for i in part if plans[i].prepared.kind == kind]
         found = scoped_neighbours(
+            team,
             kind,
             [vectors[i - part.start] for i in indexes],
             [plans[i].entities for i in indexes],
@@ -510,10 +540,11 @@ def _decide(
             superseded.add(plan.supersede.pk)
 
 
-def _new_memory(plan: _Plan, vector, *, author, session, now) -> Memory:
+def _new_memory(plan: _Plan, vector, *, team: Team, author, session, now) -> Memory:
     item = plan.prepared
     created_at = item.created_at or now
     return Memory(
+        team=team,
         kind=item.kind,
         content=item.content,
         content_hash=item.content_hash,
@@ -544,6 +575,7 @@ def _store_many(
     prepared: list[PreparedMemory],
     vectors,
     *,
+    team: Team,
     author=None,
     session: Session | None = None,
     dedupe: bool = True,
@@ -554,8 +586,8 @@ def _store_many(
     ``vectors``: an array, or a ChunkedEncoding the model may still be working on (what needs no
     vector is done first)."""
     author = author if getattr(author, "pk", None) else None
-    plans = _plans(prepared)
-    same_text = _same_text(plans)
+    plans = _plans(prepared, team)
+    same_text = _same_text(plans, team)
     now = timezone.now()
     matrix = np.zeros((len(plans), setting("EMBEDDING_DIMENSIONS")), dtype=np.float32)
     in_batch = _batch_sides(plans) if dedupe else []
@@ -567,7 +599,7 @@ def _store_many(
             for start, chunk in embeddings.vector_chunks(vectors):
                 part = range(start, start + len(chunk))
                 matrix[part.start : part.stop] = chunk
-                neighbours = _neighbours(plans, part, chunk) if dedupe else {}
+                neighbours = _neighbours(plans, part, chunk, team) if dedupe else {}
                 _decide(
                     plans,
                     part,
@@ -581,7 +613,7 @@ def _store_many(
                 for index in part:
                     if plans[index].operation != NOOP:
                         plans[index].memory = _new_memory(
-                            plans[index], matrix[index], author=author, session=session, now=now
+                            plans[index], matrix[index], team=team, author=author, session=session, now=now
                         )
                 Memory.objects.bulk_create([plans[i].memory for i in part if plans[i].memory is not None])
     except IntegrityError:
@@ -592,7 +624,13 @@ def _store_many(
         vectors = embeddings.vector_array(vectors)
         return [
             _store_many(
-                [item], vectors[i : i + 1], author=author, session=session, dedupe=dedupe, retry=False
+                [item],
+                vectors[i : i + 1],
+                team=team,
+                author=author,
+                session=session,
+                dedupe=dedupe,
+                retry=False,
             )[0]
             for i, item in enumerate(prepared)
         ]
@@ -619,7 +657,7 @@ def _apply(plans: list[_Plan], *, author, session: Session | None, now) -> list[
         if plan.operation == NOOP:
             target = plan.existing if plan.batch_twin is None else plans[plan.batch_twin].memory
             tags = list(dict.fromkeys([*target.tags, *item.tags]))
-            Memory.objects.filter(pk=target.pk).update(
+            Memory.objects.for_team(target.team_id).filter(pk=target.pk).update(
                 tags=tags, reinforcement_count=F("reinforcement_count") + 1
             )
             target.tags = tags
@@ -628,6 +666,7 @@ def _apply(plans: list[_Plan], *, author, session: Session | None, now) -> list[
             plan.decision.compared_with = target
             events.append(
                 MemoryEvent(
+                    team_id=target.team_id,
                     memory=target,
                     memory_ref=target.pk,
                     action=Action.REINFORCED,
@@ -659,10 +698,12 @@ def _apply(plans: list[_Plan], *, author, session: Session | None, now) -> list[
             continue
         memory, entities = plan.memory, list(plan.entities)
         if plan.supersede is not None:
-            old = Memory.objects.select_for_update().get(pk=plan.supersede.pk)
+            old = Memory.objects.for_team(memory.team_id).select_for_update().get(pk=plan.supersede.pk)
             entities += [
                 e
-                for e in Entity.objects.filter(mentions__memory=old, mentions__resolved=True)
+                for e in Entity.objects.for_team(old.team_id).filter(
+                    mentions__memory=old, mentions__resolved=True
+                )
                 if e not in entities
             ]
             old.valid_until = max(now, old.valid_from)
@@ -671,6 +712,7 @@ def _apply(plans: list[_Plan], *, author, session: Session | None, now) -> list[
             plan.supersede = old
             events.append(
                 MemoryEvent(
+                    team_id=old.team_id,
                     memory=old,
                     memory_ref=old.pk,
                     action=Action.SUPERSEDED,
@@ -681,6 +723,7 @@ def _apply(plans: list[_Plan], *, author, session: Session | None, now) -> list[
             if plan.decision.changed_fact:
                 changed.append(
                     FactChange(
+                        team_id=old.team_id,
                         old=old,
                         new=memory,
                         reason=plan.decision.reason[:1000],
@@ -691,6 +734,7 @@ def _apply(plans: list[_Plan], *, author, session: Session | None, now) -> list[
         mentions += [(memory, entity) for entity in entities]
         events.append(
             MemoryEvent(
+                team_id=memory.team_id,
                 memory=memory,
                 memory_ref=memory.pk,
                 action=Action.QUARANTINED if item.status == Status.QUARANTINED else Action.CREATED,
@@ -717,7 +761,9 @@ def _apply(plans: list[_Plan], *, author, session: Session | None, now) -> list[
         )
     EntityMention.objects.bulk_create(
         [
-            EntityMention(memory=memory, entity=entity, raw=entity.slug, resolved=True)
+            EntityMention(
+                team_id=memory.team_id, memory=memory, entity=entity, raw=entity.slug, resolved=True
+            )
             for memory, entity in mentions
         ],
         ignore_conflicts=True,
@@ -730,22 +776,37 @@ def _apply(plans: list[_Plan], *, author, session: Session | None, now) -> list[
     return results
 
 
+def _check_session(session: Session | None, team: Team) -> None:
+    """A session of another team is answered as a missing one."""
+    if session is not None and session.team_id != team.pk:
+        raise NotFound(f"No session {str(session.pk)!r}.")
+
+
 def memory_store(
-    *, author=None, session: Session | None = None, dedupe: bool = True, **fields
+    *, team: Team, author=None, session: Session | None = None, dedupe: bool = True, **fields
 ) -> StoreResult:
-    """Store one memory. Raises InvalidInput, ContentTooLarge or AmbiguousEntity; stores nothing then."""
+    """Store one memory in ``team``. Raises InvalidInput, ContentTooLarge or AmbiguousEntity, and
+    NotFound for a session of another team; stores nothing then."""
+    _check_session(session, team)
     prepared = prepare(**fields)
     vectors = embeddings.encode([prepared.content])
     with transaction.atomic():
-        return _store_many([prepared], vectors, author=author, session=session, dedupe=dedupe)[0]
+        return _store_many([prepared], vectors, team=team, author=author, session=session, dedupe=dedupe)[0]
 
 
 def memory_store_batch(
-    items: list[dict], *, author=None, session: Session | None = None, dedupe: bool = True, vectors=None
+    items: list[dict],
+    *,
+    team: Team,
+    author=None,
+    session: Session | None = None,
+    dedupe: bool = True,
+    vectors=None,
 ) -> list[StoreResult]:
-    """Store many memories with one embedding call and a few queries. All or nothing: an invalid
-    or ambiguous item stores none of them (InvalidInput names it as ``items[i].field``).
+    """Store many memories in ``team`` with one embedding call and a few queries. All or nothing: an
+    invalid or ambiguous item stores none of them (InvalidInput names it as ``items[i].field``).
     ``vectors`` are the items' embeddings when the caller already has them (of the same text)."""
+    _check_session(session, team)
     if len(items) > setting("MAX_BATCH"):
         raise InvalidInput({"items": [f"At most {setting('MAX_BATCH')} memories per batch."]})
     # The model embeds the items chunk by chunk while the next are prepared and the earlier chunks
@@ -769,6 +830,7 @@ def memory_store_batch(
             return _store_many(
                 prepared,
                 vectors if pending is None else pending,
+                team=team,
                 author=author,
                 session=session,
                 dedupe=dedupe,

@@ -8,15 +8,22 @@ Another team's id is answered exactly like a missing one, and the attempt is wri
 
 from __future__ import annotations
 
+import logging
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import DatabaseError, connection, transaction
 
 from memory.models import ROLE_SCOPES, DeniedAccess, Membership, Team, TeamRole
 from memory.services.errors import InvalidInput, MemoryLaneError, NotFound
 
+logger = logging.getLogger(__name__)
+
 DEFAULT_TEAM_SLUG = "default"
+# The database role the application acts for a team as, under row-level security (migration 0014).
+WALL_ROLE = "memorylane_app"
 TEAM_SLUG_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
@@ -135,9 +142,7 @@ def team_get(slug: str) -> Team:
     return team
 
 
-def denied_access_record(
-    *, team: Team, user=None, token=None, surface: str, kind: str, reference
-) -> None:
+def denied_access_record(*, team: Team, user=None, token=None, surface: str, kind: str, reference) -> None:
     """Write down that a caller of ``team`` asked for a row it cannot see (another team's, another
     project's, or none at all: the three answer alike, so the log says only what was asked)."""
     DeniedAccess.objects.create(
@@ -148,3 +153,68 @@ def denied_access_record(
         kind=kind,
         reference=str(reference)[:300],
     )
+
+
+# --- the second wall: PostgreSQL row-level security (migration 0014) -------------------------------
+#
+# A request acts for its team as WALL_ROLE with ``memorylane.team_id`` set: the database then shows
+# and accepts only that team's rows, whatever a query forgets. Both are set for the connection while
+# the request holds it and reset when it ends (memorylane.middleware.TeamWallMiddleware), not with
+# SET LOCAL: a request is not one transaction (Django's autocommit), and SET LOCAL outside one does
+# nothing. Code that acts for every team (migrations, commands, the scheduled jobs) runs as the
+# tables' owner, which the policies do not bind.
+
+
+def row_security_available() -> bool:
+    """Whether this connection can act as WALL_ROLE (the role exists and the account is a member):
+    asked once per connection."""
+    available = getattr(connection, "_memory_lane_wall", None)
+    if available is None:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = %s) "
+                "AND pg_has_role(current_user, %s, 'MEMBER')",
+                [WALL_ROLE, WALL_ROLE],
+            )
+            available = bool(cursor.fetchone()[0])
+        connection._memory_lane_wall = available
+    return available
+
+
+def enter_team(team: Team) -> None:
+    """Act for ``team`` on this connection until :func:`leave_team`."""
+    if team is None or not row_security_available():
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT set_config('memorylane.team_id', %s, false), set_config('role', %s, false)",
+            [str(team.pk), WALL_ROLE],
+        )
+    connection._memory_lane_team = team.pk
+
+
+def leave_team() -> None:
+    """Back to the account's own role, with no team. A connection that cannot say so is closed, so
+    the next request gets a new one rather than this one's team."""
+    if getattr(connection, "_memory_lane_team", None) is None:
+        return
+    connection._memory_lane_team = None
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET ROLE; RESET memorylane.team_id")
+    except DatabaseError:
+        logger.warning("teams: could not reset the team of a connection; closing it", exc_info=True)
+        connection.close()
+
+
+@contextmanager
+def acting_for(team: Team) -> Iterator[None]:
+    """Run the block as ``team`` under row-level security (tasks, commands, tests)."""
+    previous = getattr(connection, "_memory_lane_team", None)
+    enter_team(team)
+    try:
+        yield
+    finally:
+        leave_team()
+        if previous is not None:
+            enter_team(Team(pk=previous))

@@ -10,8 +10,9 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from memory.models import ApiToken, Scope
+from memory.models import ApiToken, Scope, Team
 from memory.rows import row_reader
+from memory.services.teams import membership_for
 
 TOKEN_PREFIX = "ml_"
 # Writing last_used_at on every request would turn each read into a write; once a minute is plenty.
@@ -38,16 +39,59 @@ def parse_scopes(raw: str | list[str]) -> list[str]:
     return [scope for scope in Scope.values if scope in scopes]
 
 
+def parse_projects(raw: str | list[str] | tuple[str, ...] | None) -> list[str]:
+    """``"project:a,project:b"`` or a list → validated project slugs (``project:`` may be left out)."""
+    from memory.services.entities import normalize_slug
+
+    items = raw.split(",") if isinstance(raw, str) else list(raw or [])
+    slugs, bad = [], []
+    for item in (item.strip() for item in items):
+        if not item:
+            continue
+        slug = normalize_slug(item if ":" in item else f"project:{item}")
+        if slug is None or not slug.startswith("project:"):
+            bad.append(item)
+        elif slug not in slugs:
+            slugs.append(slug)
+    if bad:
+        raise InvalidScopes(
+            f"projects must be project slugs such as project:mobile-app; got {', '.join(bad)}"
+        )
+    return slugs
+
+
 @transaction.atomic
 def token_create(
-    *, user, scopes: list[str], name: str = "", expires_at: datetime | None = None
+    *,
+    user,
+    scopes: list[str],
+    team: Team | str | None = None,
+    projects: list[str] | tuple[str, ...] = (),
+    name: str = "",
+    expires_at: datetime | None = None,
 ) -> tuple[ApiToken, str]:
-    """Create a token for ``user`` and return it with the plain key, which is never stored."""
+    """Create a token of ``user``'s membership of ``team`` (their only team when None) and return it
+    with the plain key, which is never stored. Scopes above the member's role are refused
+    (InvalidScopes); ``projects`` limits the token to those projects of the team. Raises NotAMember
+    or TeamRequired (teams.membership_for)."""
     scopes = parse_scopes(scopes)
+    membership = membership_for(user, team)
+    above = [scope for scope in scopes if scope not in membership.scopes]
+    if above:
+        raise InvalidScopes(
+            f"a {membership.role} of {membership.team.slug} may not hold the scope {', '.join(above)}"
+        )
     prefix = secrets.token_hex(4)
     key = f"{TOKEN_PREFIX}{prefix}_{secrets.token_urlsafe(32)}"
     token = ApiToken.objects.create(
-        user=user, name=name, prefix=prefix, key_hash=hash_key(key), scopes=scopes, expires_at=expires_at
+        membership=membership,
+        user=user,
+        name=name,
+        prefix=prefix,
+        key_hash=hash_key(key),
+        scopes=scopes,
+        projects=parse_projects(projects),
+        expires_at=expires_at,
     )
     return token, key
 
@@ -70,8 +114,13 @@ def token_authenticate(key: str) -> ApiToken | None:
 def token_with_user(prefix: str) -> ApiToken | None:
     """The token with ``prefix`` (unique) and its user, usable or not, read by one hand-written
     statement (:mod:`memory.rows`): every API request starts here."""
-    found = row_reader(ApiToken, (("user", None),), key="prefix").read([prefix])
-    return found[0] if found else None
+    found = row_reader(ApiToken, (("user", None), ("membership", None)), key="prefix").read([prefix])
+    if not found:
+        return None
+    token = found[0]
+    # The membership's team, read once: every request then scopes its queries by it.
+    token.membership.team = Team.objects.get(pk=token.membership.team_id)
+    return token
 
 
 def token_revoke(*, token: ApiToken) -> ApiToken:

@@ -173,16 +173,20 @@ def test_the_latency_harness_measures_a_tiny_corpus_end_to_end(db):
 
 
 @pytest.fixture
-def load_keys(live_server, embedder) -> list[str]:
-    """Twenty memories to search, and two read/write tokens of one user for the load's clients."""
+def load_keys(live_server, embedder, team) -> list[str]:
+    """Twenty memories of the team to search, and two read/write tokens of one of its members for
+    the load's clients."""
     from django.contrib.auth import get_user_model
 
     from memory.services.store import memory_store_batch
     from memory.services.tokens import token_create
+    from tests.conftest import join
 
-    memory_store_batch([{"content": f"Webhook retries are capped at {i} attempts."} for i in range(20)])
-    loader = get_user_model().objects.create_user(username="loader")
-    return [token_create(user=loader, scopes=["read", "write"])[1] for _ in range(2)]
+    memory_store_batch(
+        [{"content": f"Webhook retries are capped at {i} attempts."} for i in range(20)], team=team
+    )
+    loader = join(get_user_model().objects.create_user(username="loader"), team, "member")
+    return [token_create(user=loader, team=team, scopes=["read", "write"])[1] for _ in range(2)]
 
 
 def test_the_load_harness_drives_a_live_server_with_searches_stores_and_sessions(live_server, load_keys):

@@ -37,9 +37,9 @@ def test_the_celery_app_is_configured_for_safe_delivery():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_task_sent_through_the_filesystem_broker_runs_in_a_real_worker(test_database_url, tmp_path):
+def test_a_task_sent_through_the_filesystem_broker_runs_in_a_real_worker(test_database_url, team, tmp_path):
     assert app.conf.broker_url.startswith("filesystem://")
-    Memory.objects.create(content="A row the worker can see", content_hash="w1")
+    Memory.objects.create(team=team, content="A row the worker can see", content_hash="w1")
     with celery_worker(env={"DATABASE_URL": test_database_url}, log_path=tmp_path / "worker.log"):
         result = ping.delay()
         try:

@@ -18,6 +18,7 @@ from django.test import Client
 
 from memory.models import Session
 from memory.services.tokens import token_create
+from tests.conftest import join
 from tests.integrations.conftest import uvicorn_server
 from tests.pipeline.conftest import CORRECTION_TRANSCRIPT, WORKED_OUTCOME
 from tests.workers import celery_worker
@@ -116,9 +117,11 @@ def call(url: str, *, method: str = "GET", body: dict | None = None, headers: di
         return error.code, error.headers, error.read()
 
 
-def test_a_database_outage_is_a_503_with_retry_after_everywhere_and_heals_by_itself(proxy_url, tmp_path):
+def test_a_database_outage_is_a_503_with_retry_after_everywhere_and_heals_by_itself(
+    proxy_url, team, tmp_path
+):
     proxy, url = proxy_url
-    user = get_user_model().objects.create_user(username="outage", is_staff=True)
+    user = join(get_user_model().objects.create_user(username="outage", is_staff=True), team, "owner")
     token = token_create(user=user, scopes=["read", "write"])[1]
     browser = Client()
     browser.force_login(user)
@@ -179,7 +182,7 @@ def test_a_database_outage_is_a_503_with_retry_after_everywhere_and_heals_by_its
 
 
 def test_an_extraction_that_met_the_outage_resumes_soon_after_recovery_without_spending_an_attempt(
-    proxy_url, tmp_path
+    proxy_url, team, tmp_path
 ):
     from memory.services.sessions import messages_append, session_end, session_start
     from memory.tasks import extract_session_task
@@ -187,15 +190,16 @@ def test_an_extraction_that_met_the_outage_resumes_soon_after_recovery_without_s
     proxy, url = proxy_url
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"EXTRACTION_OUTAGE_RETRY_SECONDS": 1}))
-    user = get_user_model().objects.create_user(username="outage-agent")
-    session, _ = session_start(user=user, external_id="outage-session", agent="claude-code")
+    user = join(get_user_model().objects.create_user(username="outage-agent"), team, "member")
+    session, _ = session_start(team=team, user=user, external_id="outage-session", agent="claude-code")
     messages_append(session=session, messages=CORRECTION_TRANSCRIPT)
     Session.objects.filter(pk=session.pk).update(ended_at=None)
     log = tmp_path / "worker.log"
     with celery_worker(env={"DATABASE_URL": url, "MEMORYLANE_CONFIG": str(config)}, log_path=log):
         proxy.cut()
         session, _ = session_end(session=session, **WORKED_OUTCOME)  # queues the extraction (on commit)
-        extract_session_task.delay(str(session.pk))  # and once more: the duplicate must change nothing
+        # And once more (as a message queued before teams, without the team): the duplicate changes nothing.
+        extract_session_task.delay(str(session.pk))
         deadline = time.monotonic() + 90
         while "database unreachable" not in log.read_text() and time.monotonic() < deadline:
             time.sleep(0.3)

@@ -35,12 +35,14 @@ WORKED_OUTCOME = {
 
 
 @pytest.fixture
-def ended_session(member):
-    """An ended session of the worked example (no extraction has run: nothing is queued in tests
-    that roll back, since on-commit callbacks never fire there)."""
+def ended_session(member, team):
+    """An ended session of the worked example, of ``member`` in ``team`` (no extraction has run:
+    nothing is queued in tests that roll back, since on-commit callbacks never fire there)."""
 
-    def make(external_id="cc-worked", messages=CORRECTION_TRANSCRIPT, **outcome):
-        session, _ = session_start(user=member, external_id=external_id, agent="claude-code")
+    def make(external_id="cc-worked", messages=CORRECTION_TRANSCRIPT, *, user=None, in_team=None, **outcome):
+        session, _ = session_start(
+            team=in_team or team, user=user or member, external_id=external_id, agent="claude-code"
+        )
         messages_append(session=session, messages=messages)
         session, _ = session_end(session=session, **{**WORKED_OUTCOME, **outcome})
         return session

@@ -75,18 +75,20 @@ def test_running_extraction_again_creates_nothing_new(ended_session):
     assert Memory.objects.filter(session=session).count() == len(first.added)
 
 
-def test_a_candidate_close_to_an_existing_memory_is_skipped(ended_session):
-    memory_store(content="Never use requests in the auth service; always use httpx with the shared client.")
+def test_a_candidate_close_to_an_existing_memory_is_skipped(ended_session, team):
+    memory_store(
+        team=team, content="Never use requests in the auth service; always use httpx with the shared client."
+    )
     session = ended_session()
     report = extraction_run(session.pk)
     assert report.skipped_similar >= 1
     assert not Memory.objects.filter(session=session, content__icontains="httpx").exists()
 
 
-def test_sessions_that_have_not_ended_are_not_extracted(member):
+def test_sessions_that_have_not_ended_are_not_extracted(member, team):
     from memory.services.sessions import session_start
 
-    session, _ = session_start(user=member, external_id="open")
+    session, _ = session_start(team=team, user=member, external_id="open")
     assert extraction_run(session.pk).status == "not claimed (pending)"
     assert Session.objects.get(pk=session.pk).extraction_status == ExtractionStatus.PENDING
 
@@ -228,7 +230,9 @@ def extract(ended_session, external_id: str, project: str, *turns: tuple[str, st
         evaluation="",
     )
     if project:
-        Session.objects.filter(pk=session.pk).update(project=entity_get_or_create(f"project:{project}"))
+        Session.objects.filter(pk=session.pk).update(
+            project=entity_get_or_create(f"project:{project}", team=session.team)
+        )
     report = extraction_run(session.pk)
     return report, list(Memory.objects.filter(session_id=session.pk).order_by("created_at"))
 

@@ -16,6 +16,7 @@ from rest_framework.test import APIClient
 
 from memory.models import ExtractionStatus, Memory, Session
 from memory.services.tokens import token_create
+from tests.conftest import join
 from tests.llm_server import fake_llm
 from tests.pipeline.conftest import CORRECTION_TRANSCRIPT, WORKED_OUTCOME
 from tests.workers import celery_worker, wait_for
@@ -24,8 +25,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True), pytest.
 
 
 @pytest.fixture
-def agent(db) -> APIClient:
-    user = get_user_model().objects.create_user(username="agent-owner")
+def agent(team) -> APIClient:
+    user = join(get_user_model().objects.create_user(username="agent-owner"), team, "member")
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {token_create(user=user, scopes=['read', 'write'])[1]}")
     return client

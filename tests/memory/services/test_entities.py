@@ -2,19 +2,25 @@ from __future__ import annotations
 
 import pytest
 
-from memory.models import Entity, EntityMention, Memory
+from memory.models import Entity, EntityMention, Memory, Session
 from memory.services.entities import (
     detect_in_text,
+    entities_for_slugs,
     entities_from_paths,
     entity_get_or_create,
     entity_merge,
     entity_set_aliases,
+    entity_slugs_of,
     mention_resolve,
+    mention_resolve_slug,
     name_from_slug,
+    name_index,
+    newest_entity_id,
     normalize_slug,
+    resolve_project,
     resolve_references,
 )
-from memory.services.errors import AmbiguousEntity, InvalidInput
+from memory.services.errors import AmbiguousEntity, InvalidInput, NotFound
 from memory.services.store import memory_store
 
 
@@ -29,8 +35,10 @@ def mentioned_slugs(memory: Memory) -> set[str]:
 
 
 @pytest.fixture
-def two_marks(db) -> tuple[Entity, Entity]:
-    return entity_get_or_create("person:mark-robinson"), entity_get_or_create("person:mark-smith")
+def two_marks(team) -> tuple[Entity, Entity]:
+    return entity_get_or_create("person:mark-robinson", team=team), entity_get_or_create(
+        "person:mark-smith", team=team
+    )
 
 
 # Slugs and names
@@ -48,8 +56,8 @@ def test_an_entity_is_named_from_its_slug(slug, name):
     assert name_from_slug(slug) == name
 
 
-def test_an_entity_created_from_a_slug_is_stored_with_the_name_and_type_of_the_slug(db):
-    entity = entity_get_or_create("person:mark-robinson")
+def test_an_entity_created_from_a_slug_is_stored_with_the_name_and_type_of_the_slug(team):
+    entity = entity_get_or_create("person:mark-robinson", team=team)
     stored = Entity.objects.get(slug="person:mark-robinson")
     assert stored == entity
     assert (stored.type, stored.name) == ("person", "Mark Robinson")
@@ -78,28 +86,28 @@ def test_a_reference_that_is_not_a_known_type_and_name_is_not_a_slug(reference):
 # Resolving references
 
 
-def test_resolving_a_new_slug_on_store_creates_the_entity(db):
-    resolution = resolve_references(["person:mark-robinson"], create=True)
+def test_resolving_a_new_slug_on_store_creates_the_entity(team):
+    resolution = resolve_references(["person:mark-robinson"], team=team, create=True)
     assert slugs(resolution.entities) == ["person:mark-robinson"]
     assert Entity.objects.get(slug="person:mark-robinson").name == "Mark Robinson"
     assert resolution.unknown == [] and resolution.ambiguities == {}
 
 
-def test_resolving_a_new_slug_on_search_only_looks_it_up(db):
-    resolution = resolve_references(["person:mark-robinson"], create=False)
+def test_resolving_a_new_slug_on_search_only_looks_it_up(team):
+    resolution = resolve_references(["person:mark-robinson"], team=team, create=False)
     assert resolution.entities == []
     assert resolution.unknown == ["person:mark-robinson"]
     assert not Entity.objects.exists()
 
 
-def test_resolving_an_existing_slug_on_search_finds_it(two_marks):
-    resolution = resolve_references(["Person:Mark Smith"], create=False)
+def test_resolving_an_existing_slug_on_search_finds_it(team, two_marks):
+    resolution = resolve_references(["Person:Mark Smith"], team=team, create=False)
     assert slugs(resolution.entities) == ["person:mark-smith"]
 
 
-def test_an_ambiguous_first_name_raises_with_both_candidates(two_marks):
+def test_an_ambiguous_first_name_raises_with_both_candidates(team, two_marks):
     with pytest.raises(AmbiguousEntity) as raised:
-        resolve_references(["Mark"], create=False).raise_if_ambiguous()
+        resolve_references(["Mark"], team=team, create=False).raise_if_ambiguous()
     error = raised.value
     assert error.ambiguities == {"Mark": ["person:mark-robinson", "person:mark-smith"]}
     payload = error.as_dict()
@@ -108,54 +116,55 @@ def test_an_ambiguous_first_name_raises_with_both_candidates(two_marks):
     assert "slug" in payload["hint"] and "person:mark-robinson" in payload["hint"]
 
 
-def test_an_ambiguous_first_name_is_reported_per_name_without_resolving_it(two_marks):
-    resolution = resolve_references(["mark", "Zed"], create=False)
+def test_an_ambiguous_first_name_is_reported_per_name_without_resolving_it(team, two_marks):
+    resolution = resolve_references(["mark", "Zed"], team=team, create=False)
     assert resolution.entities == []
     assert resolution.ambiguities == {"mark": ["person:mark-robinson", "person:mark-smith"]}
     assert resolution.unknown == ["Zed"]
 
 
 @pytest.mark.parametrize("name", ["Mark Robinson", "mark robinson", "MARK-ROBINSON"])
-def test_a_full_name_resolves_to_one_entity(two_marks, name):
-    resolution = resolve_references([name], create=False).raise_if_ambiguous()
+def test_a_full_name_resolves_to_one_entity(team, two_marks, name):
+    resolution = resolve_references([name], team=team, create=False).raise_if_ambiguous()
     assert slugs(resolution.entities) == ["person:mark-robinson"]
 
 
-def test_an_alias_resolves_to_its_entity(two_marks):
+def test_an_alias_resolves_to_its_entity(team, two_marks):
     robinson, _ = two_marks
     entity_set_aliases(entity=robinson, aliases=["Robbo"])
-    assert slugs(resolve_references(["Robbo"], create=False).entities) == ["person:mark-robinson"]
-    assert slugs(resolve_references(["robbo"], create=False).entities) == ["person:mark-robinson"]
+    assert slugs(resolve_references(["Robbo"], team=team, create=False).entities) == ["person:mark-robinson"]
+    assert slugs(resolve_references(["robbo"], team=team, create=False).entities) == ["person:mark-robinson"]
 
 
-def test_an_unknown_name_lands_in_unknown(two_marks):
-    resolution = resolve_references(["Zed Shaw"], create=True)
+def test_an_unknown_name_lands_in_unknown(team, two_marks):
+    resolution = resolve_references(["Zed Shaw"], team=team, create=True)
     assert resolution.entities == [] and resolution.ambiguities == {}
     assert resolution.unknown == ["Zed Shaw"]
     assert Entity.objects.count() == 2
 
 
-def test_the_same_entity_named_twice_resolves_once(two_marks):
-    resolution = resolve_references(["person:mark-robinson", "Mark Robinson"], create=False)
+def test_the_same_entity_named_twice_resolves_once(team, two_marks):
+    resolution = resolve_references(["person:mark-robinson", "Mark Robinson"], team=team, create=False)
     assert slugs(resolution.entities) == ["person:mark-robinson"]
 
 
-def test_an_empty_reference_is_invalid(db):
+def test_an_empty_reference_is_invalid(team):
     with pytest.raises(InvalidInput) as raised:
-        resolve_references(["  "], create=False)
+        resolve_references(["  "], team=team, create=False)
     assert "entities" in raised.value.fields
 
 
-def test_storing_with_an_ambiguous_entity_refuses_and_stores_nothing(two_marks, embedder):
+def test_storing_with_an_ambiguous_entity_refuses_and_stores_nothing(team, two_marks, embedder):
     with pytest.raises(AmbiguousEntity) as raised:
-        memory_store(content="Mark prefers squash merges on the release branch", entities=["Mark"])
+        memory_store(team=team, content="Mark prefers squash merges on the release branch", entities=["Mark"])
     assert raised.value.ambiguities == {"Mark": ["person:mark-robinson", "person:mark-smith"]}
     assert not Memory.objects.exists()
     assert not EntityMention.objects.exists()
 
 
-def test_storing_with_a_new_slug_creates_the_entity_and_links_the_memory(db, embedder):
+def test_storing_with_a_new_slug_creates_the_entity_and_links_the_memory(team, embedder):
     memory = memory_store(
+        team=team,
         content="Mark reviews every schema migration before it is merged",
         entities=["person:mark-robinson"],
     ).memory
@@ -189,20 +198,20 @@ def test_file_paths_imply_projects_and_features(paths, expected):
 
 
 @pytest.fixture
-def known_entities(two_marks) -> None:
+def known_entities(team, two_marks) -> None:
     robinson, _ = two_marks
     entity_set_aliases(entity=robinson, aliases=["Robbo"])
-    entity_get_or_create("project:swarm-tools")
-    entity_get_or_create("feature:auth")
+    entity_get_or_create("project:swarm-tools", team=team)
+    entity_get_or_create("feature:auth", team=team)
 
 
-def test_an_explicit_slug_in_text_is_detected(known_entities):
-    detected = detect_in_text("The deploy of project:swarm-tools broke the login")
+def test_an_explicit_slug_in_text_is_detected(team, known_entities):
+    detected = detect_in_text("The deploy of project:swarm-tools broke the login", team=team)
     assert slugs(detected.entities) == ["project:swarm-tools"]
 
 
-def test_full_names_and_aliases_of_known_entities_are_detected(known_entities):
-    detected = detect_in_text("Robbo and Mark Smith rewrote the auth flow in Swarm Tools")
+def test_full_names_and_aliases_of_known_entities_are_detected(team, known_entities):
+    detected = detect_in_text("Robbo and Mark Smith rewrote the auth flow in Swarm Tools", team=team)
     assert set(slugs(detected.entities)) == {
         "person:mark-robinson",
         "person:mark-smith",
@@ -212,25 +221,26 @@ def test_full_names_and_aliases_of_known_entities_are_detected(known_entities):
     assert detected.ambiguities == {}
 
 
-def test_unknown_words_and_unknown_slugs_are_not_detected(known_entities):
-    detected = detect_in_text("Zed said the Frobnicator in project:nowhere is flaky")
+def test_unknown_words_and_unknown_slugs_are_not_detected(team, known_entities):
+    detected = detect_in_text("Zed said the Frobnicator in project:nowhere is flaky", team=team)
     assert detected.entities == []
     assert not Entity.objects.filter(slug="project:nowhere").exists()
 
 
-def test_a_first_name_alone_in_text_is_not_taken_for_either_person(known_entities):
-    detected = detect_in_text("Mark said the release is on Friday")
+def test_a_first_name_alone_in_text_is_not_taken_for_either_person(team, known_entities):
+    detected = detect_in_text("Mark said the release is on Friday", team=team)
     assert detected.entities == []
 
 
 # Merging entities and resolving mentions
 
 
-def test_merging_moves_aliases_and_repoints_mentions_to_the_target(db, embedder):
-    target = entity_get_or_create("person:mark-robinson")
-    source = entity_get_or_create("person:m-robinson")
+def test_merging_moves_aliases_and_repoints_mentions_to_the_target(team, embedder):
+    target = entity_get_or_create("person:mark-robinson", team=team)
+    source = entity_get_or_create("person:m-robinson", team=team)
     entity_set_aliases(entity=source, aliases=["MR"])
     memory = memory_store(
+        team=team,
         content="Pair with the payments team before touching the ledger code",
         entities=["person:m-robinson"],
     ).memory
@@ -247,10 +257,11 @@ def test_merging_moves_aliases_and_repoints_mentions_to_the_target(db, embedder)
     assert list(Memory.objects.mentioning([target.pk])) == [memory]
 
 
-def test_a_memory_that_mentioned_both_entities_mentions_the_target_once_after_a_merge(db, embedder):
-    target = entity_get_or_create("person:mark-robinson")
-    source = entity_get_or_create("person:m-robinson")
+def test_a_memory_that_mentioned_both_entities_mentions_the_target_once_after_a_merge(team, embedder):
+    target = entity_get_or_create("person:mark-robinson", team=team)
+    source = entity_get_or_create("person:m-robinson", team=team)
     memory = memory_store(
+        team=team,
         content="Both reviewers must approve changes to the ledger",
         entities=["person:mark-robinson", "person:m-robinson"],
     ).memory
@@ -262,28 +273,34 @@ def test_a_memory_that_mentioned_both_entities_mentions_the_target_once_after_a_
     ]
 
 
-def test_the_slug_of_a_merged_entity_resolves_to_the_target(db):
-    target = entity_get_or_create("person:mark-robinson")
-    source = entity_get_or_create("person:m-robinson")
+def test_the_slug_of_a_merged_entity_resolves_to_the_target(team):
+    target = entity_get_or_create("person:mark-robinson", team=team)
+    source = entity_get_or_create("person:m-robinson", team=team)
     entity_merge(source=source, target=target)
 
-    assert slugs(resolve_references(["person:m-robinson"], create=False).entities) == ["person:mark-robinson"]
-    assert slugs(resolve_references(["person:m-robinson"], create=True).entities) == ["person:mark-robinson"]
-    assert slugs(resolve_references(["M Robinson"], create=False).entities) == ["person:mark-robinson"]
+    assert slugs(resolve_references(["person:m-robinson"], team=team, create=False).entities) == [
+        "person:mark-robinson"
+    ]
+    assert slugs(resolve_references(["person:m-robinson"], team=team, create=True).entities) == [
+        "person:mark-robinson"
+    ]
+    assert slugs(resolve_references(["M Robinson"], team=team, create=False).entities) == [
+        "person:mark-robinson"
+    ]
 
 
-def test_after_a_merge_a_first_name_is_no_longer_ambiguous(two_marks):
+def test_after_a_merge_a_first_name_is_no_longer_ambiguous(team, two_marks):
     robinson, smith = two_marks
     with pytest.raises(AmbiguousEntity):
-        resolve_references(["Mark"], create=False).raise_if_ambiguous()
+        resolve_references(["Mark"], team=team, create=False).raise_if_ambiguous()
 
     entity_merge(source=smith, target=robinson)
 
-    assert slugs(resolve_references(["Mark"], create=False).entities) == ["person:mark-robinson"]
+    assert slugs(resolve_references(["Mark"], team=team, create=False).entities) == ["person:mark-robinson"]
 
 
-def test_an_entity_cannot_be_merged_into_itself(db):
-    entity = entity_get_or_create("person:mark-robinson")
+def test_an_entity_cannot_be_merged_into_itself(team):
+    entity = entity_get_or_create("person:mark-robinson", team=team)
     with pytest.raises(InvalidInput) as raised:
         entity_merge(source=entity, target=entity)
     assert "target" in raised.value.fields
@@ -291,15 +308,16 @@ def test_an_entity_cannot_be_merged_into_itself(db):
     assert entity.merged_into is None
 
 
-def test_an_unknown_name_on_store_waits_as_an_unresolved_mention_until_a_curator_resolves_it(db, embedder):
+def test_an_unknown_name_on_store_waits_as_an_unresolved_mention_until_a_curator_resolves_it(team, embedder):
     memory = memory_store(
+        team=team,
         content="Zed owns the nightly data export job",
         entities=["Zed"],
     ).memory
     mention = EntityMention.objects.get(memory=memory)
     assert (mention.raw, mention.resolved, mention.entity) == ("Zed", False, None)
 
-    zed = entity_get_or_create("person:zed-shaw")
+    zed = entity_get_or_create("person:zed-shaw", team=team)
     resolved = mention_resolve(mention=mention, entity=zed)
 
     resolved.refresh_from_db()
@@ -308,12 +326,12 @@ def test_an_unknown_name_on_store_waits_as_an_unresolved_mention_until_a_curator
     assert not EntityMention.objects.filter(memory=memory, resolved=False).exists()
 
 
-def test_resolving_a_mention_to_an_entity_the_memory_already_mentions_keeps_one_mention(db, embedder):
+def test_resolving_a_mention_to_an_entity_the_memory_already_mentions_keeps_one_mention(team, embedder):
     content = "The nightly export job is owned by the data team"
-    memory = memory_store(content=content, entities=["Zed"]).memory
+    memory = memory_store(team=team, content=content, entities=["Zed"]).memory
     unresolved = EntityMention.objects.get(memory=memory, resolved=False)
     # Someone stores the same memory again, this time naming the entity by its slug.
-    memory_store(content=content, entities=["person:zed-shaw"])
+    memory_store(team=team, content=content, entities=["person:zed-shaw"])
     zed = Entity.objects.get(slug="person:zed-shaw")
     assert mentioned_slugs(memory) == {"person:zed-shaw"}
 
@@ -323,10 +341,10 @@ def test_resolving_a_mention_to_an_entity_the_memory_already_mentions_keeps_one_
     assert [(m.entity, m.resolved) for m in mentions] == [(zed, True)]
 
 
-def test_resolving_a_mention_to_a_merged_entity_links_the_surviving_entity(db, embedder):
-    memory = memory_store(content="Zed owns the nightly data export job", entities=["Zed"]).memory
-    target = entity_get_or_create("person:zed-shaw")
-    source = entity_get_or_create("person:zed")
+def test_resolving_a_mention_to_a_merged_entity_links_the_surviving_entity(team, embedder):
+    memory = memory_store(team=team, content="Zed owns the nightly data export job", entities=["Zed"]).memory
+    target = entity_get_or_create("person:zed-shaw", team=team)
+    source = entity_get_or_create("person:zed", team=team)
     entity_merge(source=source, target=target)
 
     # A curator later picks the old entity from a list (loaded after the merge).
@@ -334,3 +352,95 @@ def test_resolving_a_mention_to_a_merged_entity_links_the_surviving_entity(db, e
     mention_resolve(mention=EntityMention.objects.get(memory=memory), entity=picked)
 
     assert mentioned_slugs(memory) == {"person:zed-shaw"}
+
+
+# The wall between teams (DESIGN.md §11): each team has its own entities.
+
+
+def test_the_same_slug_in_two_teams_is_two_entities(team, other_team):
+    ours = entity_get_or_create("project:api", team=team)
+    theirs = entity_get_or_create("project:api", team=other_team)
+    assert ours.pk != theirs.pk and (ours.team, theirs.team) == (team, other_team)
+    assert entity_get_or_create("project:api", team=team) == ours
+    found = entities_for_slugs(["project:api", "project:web"], team=other_team, create=False)
+    assert found == {"project:api": theirs}
+    assert Entity.objects.filter(slug="project:api").count() == 2
+
+
+def test_references_and_projects_resolve_among_the_teams_own_entities(team, other_team, two_marks):
+    entity_get_or_create("project:billing-api", team=other_team)
+    assert resolve_references(["Mark Robinson"], team=other_team, create=False).unknown == ["Mark Robinson"]
+    assert resolve_references(["person:mark-smith"], team=other_team, create=False).entities == []
+    # An ambiguity of one team is none in another.
+    entity_get_or_create("person:mark-lee", team=other_team)
+    mark = resolve_references(["Mark"], team=other_team, create=False).raise_if_ambiguous()
+    assert slugs(mark.entities) == ["person:mark-lee"] and mark.entities[0].team == other_team
+    assert resolve_project("billing-api", team=team) is None
+    assert resolve_project("billing-api", team=other_team).team == other_team
+
+
+def test_a_name_in_text_is_detected_only_among_the_teams_entities(team, other_team, known_entities):
+    text = "Robbo changed project:swarm-tools and Mark Smith reviewed the auth flow"
+    assert detect_in_text(text, team=other_team).entities == []
+    assert name_index(other_team).keys == {}
+    assert set(slugs(detect_in_text(text, index=name_index(team)).entities)) == {
+        "person:mark-robinson",
+        "person:mark-smith",
+        "project:swarm-tools",
+        "feature:auth",
+    }
+    with pytest.raises(TypeError):
+        detect_in_text(text)
+
+
+def test_the_name_index_and_newest_entity_are_per_team(team, other_team, two_marks):
+    assert newest_entity_id(other_team) is None
+    ours = name_index(team)
+    assert "mark-robinson" in ours.keys
+    theirs = entity_get_or_create("person:mark-robinson", team=other_team)
+    assert newest_entity_id(other_team) == theirs.pk and newest_entity_id(team) == two_marks[1].pk
+    # A new entity of another team leaves this team's index as it was (no rebuild needed).
+    assert name_index(team) is ours
+    assert name_index(other_team).keys["mark-robinson"] == [theirs]
+
+
+def test_entities_of_two_teams_are_never_merged(team, other_team, embedder):
+    ours = entity_get_or_create("person:mark-robinson", team=team)
+    theirs = entity_get_or_create("person:m-robinson", team=other_team)
+    memory = memory_store(
+        team=other_team, content="Mark pairs on ledger changes", entities=["person:m-robinson"]
+    ).memory
+    for source, target in ((theirs, ours), (ours, theirs)):
+        with pytest.raises(NotFound) as raised:
+            entity_merge(source=source, target=target)
+        assert raised.value.code == "NOT_FOUND"
+    ours.refresh_from_db()
+    theirs.refresh_from_db()
+    assert ours.merged_into is None and theirs.merged_into is None and ours.aliases == theirs.aliases == []
+    assert mentioned_slugs(memory) == {"person:m-robinson"}
+
+
+def test_a_merge_repoints_only_the_teams_own_sessions(team, other_team, member, outsider):
+    target = entity_get_or_create("project:web", team=team)
+    source = entity_get_or_create("project:website", team=team)
+    theirs = entity_get_or_create("project:website", team=other_team)
+    ours_session = Session.objects.create(team=team, external_id="s1", user=member, project=source)
+    their_session = Session.objects.create(team=other_team, external_id="s1", user=outsider, project=theirs)
+    entity_merge(source=source, target=target)
+    ours_session.refresh_from_db()
+    their_session.refresh_from_db()
+    assert ours_session.project == target and their_session.project == theirs
+
+
+def test_a_mention_is_never_resolved_to_another_teams_entity(team, other_team, embedder):
+    memory = memory_store(team=team, content="Zed owns the nightly data export job", entities=["Zed"]).memory
+    mention = EntityMention.objects.get(memory=memory)
+    assert mention.team == team
+    theirs = entity_get_or_create("person:zed", team=other_team)
+    with pytest.raises(NotFound):
+        mention_resolve(mention=mention, entity=theirs)
+    mention.refresh_from_db()
+    assert not mention.resolved and mention.entity is None
+    resolved = mention_resolve_slug(mention=mention, slug="person:zed")
+    assert resolved.entity.team == team and resolved.entity != theirs
+    assert entity_slugs_of([memory.pk]) == {memory.pk: ["person:zed"]}

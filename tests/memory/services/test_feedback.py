@@ -7,8 +7,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from memory.models import FeedbackEvent, Memory, MemoryEvent
-from memory.services.errors import InvalidInput, InvalidTransition
+from memory.models import FeedbackEvent, Memory, MemoryEvent, Session
+from memory.services.errors import InvalidInput, InvalidTransition, NotFound
 from memory.services.feedback import feedback_record, feedback_record_many, memory_recompute
 from memory.services.maturity import memory_deprecate, memory_promote, memory_reset
 from memory.services.store import memory_store
@@ -18,8 +18,10 @@ pytestmark = pytest.mark.usefixtures("embedder")
 
 
 @pytest.fixture
-def decision(db) -> Memory:
-    return memory_store(content="Split work by layer: API first, then UI.", memory_type="decision").memory
+def decision(team) -> Memory:
+    return memory_store(
+        team=team, content="Split work by layer: API first, then UI.", memory_type="decision"
+    ).memory
 
 
 def give(memory: Memory, *signals: str, **kwargs) -> Memory:
@@ -44,10 +46,12 @@ def test_one_persons_helpful_votes_leave_a_memory_a_candidate(decision, member):
     assert memory.maturity == "candidate" and memory.feedback_score > 1.5
 
 
-def test_harmful_halves_and_scores_stay_in_bounds(decision):
+def test_harmful_halves_and_scores_stay_in_bounds(team, decision):
     assert give(decision, "harmful").feedback_score == pytest.approx(0.5)
     assert give(decision, *["harmful"] * 10).feedback_score == pytest.approx(0.05)
-    other = memory_store(content="Prefer integer cents for money.", memory_type="commitment").memory
+    other = memory_store(
+        team=team, content="Prefer integer cents for money.", memory_type="commitment"
+    ).memory
     assert give(other, *["helpful"] * 30).feedback_score == pytest.approx(5.0)
 
 
@@ -67,9 +71,11 @@ def test_helpful_feedback_resets_the_decay_clock(decision):
     assert timezone.now() - memory.last_validated_at < timedelta(minutes=1)
 
 
-def test_five_recent_helpful_events_make_it_proven_and_old_ones_do_not(decision):
+def test_five_recent_helpful_events_make_it_proven_and_old_ones_do_not(team, decision):
     assert give(decision, *["helpful"] * 5).maturity == "proven"
-    old = memory_store(content="Use pnpm workspaces in the web repo.", memory_type="decision").memory
+    old = memory_store(
+        team=team, content="Use pnpm workspaces in the web repo.", memory_type="decision"
+    ).memory
     year_ago = timezone.now() - timedelta(days=365)
     for index in range(6):
         feedback_record(memory=old, signal="helpful", created_at=year_ago, user=voter(index))
@@ -77,8 +83,10 @@ def test_five_recent_helpful_events_make_it_proven_and_old_ones_do_not(decision)
     assert old.maturity == "established"  # six events, but each now weighs 0.5^(365/90) ≈ 0.06
 
 
-def test_mostly_harmful_memories_are_deprecated_and_hidden(db):
-    memory = memory_store(content="Cache the auth token in localStorage.", memory_type="insight").memory
+def test_mostly_harmful_memories_are_deprecated_and_hidden(team):
+    memory = memory_store(
+        team=team, content="Cache the auth token in localStorage.", memory_type="insight"
+    ).memory
     memory = give(memory, "helpful", "harmful", "harmful")
     assert memory.maturity == "deprecated"
     assert not memory.inversions.exists()  # an insight is not prescriptive: it is not inverted
@@ -111,8 +119,8 @@ def test_aggregates_are_rebuilt_from_events(decision):
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("embedder")
-def test_concurrent_feedback_loses_no_update():
-    memory = memory_store(content="Concurrent feedback target memory").memory
+def test_concurrent_feedback_loses_no_update(team):
+    memory = memory_store(team=team, content="Concurrent feedback target memory").memory
 
     def helpful(_):
         try:
@@ -167,15 +175,15 @@ TWIN_TEXTS = {
 }
 
 
-def twin_memories(label: str) -> list[Memory]:
+def twin_memories(label: str, team) -> list[Memory]:
     """A decision already judged harmful once and helpful once (one more harmful vote inverts it),
     an insight with two helpful votes, and a fresh workflow note."""
     decision, insight, note = TWIN_TEXTS[label]
-    judged = memory_store(content=decision, memory_type="decision").memory
+    judged = memory_store(team=team, content=decision, memory_type="decision").memory
     give(judged, "helpful", "harmful")
-    liked = memory_store(content=insight, memory_type="insight").memory
+    liked = memory_store(team=team, content=insight, memory_type="insight").memory
     give(liked, "helpful", "helpful")
-    fresh = memory_store(content=note, memory_type="workflow_note").memory
+    fresh = memory_store(team=team, content=note, memory_type="workflow_note").memory
     return [judged, liked, fresh]
 
 
@@ -183,8 +191,8 @@ def twin_memories(label: str) -> list[Memory]:
     ("signal", "source", "value"),
     [("harmful", "implicit", 1.0), ("helpful", "implicit", 0.8), ("helpful", "explicit", 1.0)],
 )
-def test_rating_many_memories_at_once_does_what_rating_each_does(db, member, signal, source, value):
-    one_by_one, together = twin_memories("A"), twin_memories("B")
+def test_rating_many_memories_at_once_does_what_rating_each_does(team, member, signal, source, value):
+    one_by_one, together = twin_memories("A", team), twin_memories("B", team)
     for memory in one_by_one:
         feedback_record(memory=memory, signal=signal, source=source, value=value, user=member)
     before = {m.pk: Memory.objects.get(pk=m.pk).updated_at for m in together}
@@ -218,8 +226,8 @@ def test_rating_many_memories_at_once_does_what_rating_each_does(db, member, sig
         assert together[0].maturity == "deprecated" and together[0].inversions.exists()
 
 
-def test_rating_many_skips_deleted_memories_and_bad_input_writes_nothing(decision):
-    gone = memory_store(content="Pin the Node version in .nvmrc.", memory_type="decision").memory
+def test_rating_many_skips_deleted_memories_and_bad_input_writes_nothing(team, decision):
+    gone = memory_store(team=team, content="Pin the Node version in .nvmrc.", memory_type="decision").memory
     gone_pk = gone.pk
     gone.delete()
     results = feedback_record_many(memory_ids=[decision.pk, gone_pk], signal="helpful")
@@ -230,3 +238,58 @@ def test_rating_many_skips_deleted_memories_and_bad_input_writes_nothing(decisio
     with pytest.raises(InvalidInput):
         feedback_record_many(memory_ids=[decision.pk], signal="helpful", value=3)
     assert FeedbackEvent.objects.count() == before
+
+
+# The wall between teams (DESIGN.md §11).
+
+
+def test_feedback_rows_carry_the_memorys_team(team, other_team, member, outsider):
+    ours = memory_store(
+        team=team, content="Split work by layer: API first, then UI.", memory_type="decision"
+    ).memory
+    theirs = memory_store(
+        team=other_team, content="Split work by layer: API first, then UI.", memory_type="decision"
+    ).memory
+    feedback_record(memory=ours, signal="helpful", user=member)
+    give(theirs, "helpful", "harmful", "harmful", user=outsider)
+    assert set(FeedbackEvent.objects.filter(memory=ours).values_list("team", flat=True)) == {team.pk}
+    assert set(FeedbackEvent.objects.filter(memory=theirs).values_list("team", flat=True)) == {other_team.pk}
+    assert set(MemoryEvent.objects.filter(memory=theirs).values_list("team", flat=True)) == {other_team.pk}
+    # The anti-pattern of their memory is theirs, and ours is untouched by their votes.
+    anti = theirs.inversions.get()
+    assert anti.team == other_team and not ours.inversions.exists()
+    ours.refresh_from_db()
+    assert (ours.helpful_count, ours.harmful_count, ours.maturity) == (1, 0, "candidate")
+
+
+def test_feedback_with_a_session_of_another_team_is_not_found(team, other_team, member, outsider):
+    memory = memory_store(team=team, content="Split work by layer: API first, then UI.").memory
+    theirs = Session.objects.create(team=other_team, external_id="s-globex", user=outsider)
+    with pytest.raises(NotFound):
+        feedback_record(memory=memory, signal="helpful", session=theirs)
+    assert not FeedbackEvent.objects.exists()
+    ours = Session.objects.create(team=team, external_id="s-acme", user=member)
+    assert feedback_record(memory=memory, signal="helpful", session=ours).event.session == ours
+
+
+def test_rating_many_for_a_session_skips_memories_of_another_team(team, other_team, member, outsider):
+    ours = memory_store(team=team, content="Run the linters before pushing.").memory
+    theirs = memory_store(team=other_team, content="Run the linters before pushing.").memory
+    session = Session.objects.create(team=team, external_id="s-acme", user=member)
+    results = feedback_record_many(memory_ids=[ours.pk, theirs.pk], signal="helpful", session=session)
+    assert [r.memory.pk for r in results] == [ours.pk]
+    assert not FeedbackEvent.objects.filter(memory=theirs).exists()
+    assert FeedbackEvent.objects.get(memory=ours).team == team
+    # Without a session each memory's event is of the memory's team.
+    feedback_record_many(memory_ids=[ours.pk, theirs.pk], signal="irrelevant", user=outsider)
+    assert FeedbackEvent.objects.get(memory=theirs).team == other_team
+
+
+def test_a_curators_promote_deprecate_and_reset_are_audited_in_the_memorys_team(team, other_team, curator):
+    theirs = memory_store(team=other_team, content="Split work by layer: API first, then UI.").memory
+    memory_promote(memory=theirs, actor=curator)
+    memory_reset(memory=theirs, actor=curator)
+    memory_deprecate(memory=theirs, actor=curator, reason="Replaced by the new playbook")
+    actions = MemoryEvent.objects.filter(memory=theirs).values_list("action", "team")
+    assert {"promoted", "reset", "deprecated"} <= {action for action, _ in actions}
+    assert {team_id for _, team_id in actions} == {other_team.pk}
