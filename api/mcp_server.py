@@ -4,7 +4,8 @@ Tools and the resource call the same services as the REST API, validate with the
 serializers, and answer in the same shapes; errors keep the API's ``{"error": {...}}`` body (as
 the structured content of a tool error), so CLARIFICATION_REQUIRED reaches the agent with its
 candidates. Authentication is the API's bearer tokens: a request without a usable token gets 401
-before the MCP layer sees it; each tool then checks the scope it needs (read or write).
+before the MCP layer sees it; each tool then reads the token again — its team, its scopes within
+the member's role today, its projects (api.access) — and checks the scope it needs (read or write).
 
 The ORM is synchronous: every tool runs its database work in one ``sync_to_async`` call, opening
 and closing connections the way a Django request would.
@@ -21,7 +22,6 @@ from typing import Annotated, Any, Literal
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.db import InterfaceError, OperationalError, close_old_connections
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware, get_access_token
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
@@ -36,18 +36,16 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.responses import JSONResponse
 
 from api import serializers as s
+from api.access import Caller, caller_of_token, session_for
 from api.exceptions import error_body, exception_handler
 from api.throttling import token_call_wait
-from api.views import context_result, feedback_result, search_result, store_fields, store_result
+from api.views import context_result, feedback_give, feedback_result, search_result, store_one, store_result
 from memory.conf import setting
-from memory.models import Agent, Category, Memory, MemoryType, Priority, Scope, Signal
+from memory.models import Agent, ApiToken, Category, MemoryType, Priority, Scope, Signal
 from memory.services.context import context_build
-from memory.services.errors import NotFound
 from memory.services.export import export_memory_md
-from memory.services.feedback import feedback_record
 from memory.services.search import memory_search
-from memory.services.sessions import session_resolve
-from memory.services.store import memory_store
+from memory.services.teams import enter_team, leave_team
 from memory.services.tokens import token_authenticate
 
 logger = logging.getLogger(__name__)
@@ -103,7 +101,7 @@ WRITES = ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHin
 
 
 class MemoryLaneAccessToken(AccessToken):
-    """The SDK's access token plus the user it belongs to."""
+    """The SDK's access token plus the user and the API token it belongs to."""
 
     user_id: int
     token_id: int
@@ -129,13 +127,10 @@ def _verify(key: str) -> MemoryLaneAccessToken | None:
             raise DatabaseUnavailable(str(exc)) from exc
         if token is None:
             return None
-        scopes = set(token.scopes)
-        if not token.user.is_staff:
-            scopes.discard(Scope.CURATE)  # as in the API: curating needs a staff account
         return MemoryLaneAccessToken(
             token=key,
             client_id=f"api-token-{token.pk}",
-            scopes=sorted(scopes),
+            scopes=sorted(token.effective_scopes),  # never above the member's role
             expires_at=int(token.expires_at.timestamp()) if token.expires_at else None,
             user_id=token.user_id,
             token_id=token.pk,
@@ -165,29 +160,40 @@ def error_result(body: dict) -> CallToolResult:
     )
 
 
+def token_caller(token_id: int) -> Caller:
+    """The caller of API token ``token_id`` as it stands now: a member removed from the team (the
+    token went with the membership), a revoked token or a deactivated user is refused; a demoted
+    member's scopes shrink."""
+    token = ApiToken.objects.select_related("user", "membership__team").filter(pk=token_id).first()
+    if token is None or not token.is_usable():
+        raise drf_exceptions.AuthenticationFailed("The token is invalid, revoked or expired.")
+    return caller_of_token(token, surface="mcp")
+
+
 def _in_django(scope: str, work: Callable[..., Any], *args: Any) -> Any:
-    """Run ``work(user, *args)`` as the token's user, like one API request: connections handled,
-    the scope checked, errors mapped to the API's error body by the API's own handler."""
+    """Run ``work(caller, *args)`` as the token's caller, like one API request: connections
+    handled, the team resolved once, the scope checked, errors mapped to the API's error body by
+    the API's own handler."""
     token = get_access_token()
     close_old_connections()
     try:
         if not isinstance(token, MemoryLaneAccessToken):  # the middleware refuses these first
             raise drf_exceptions.NotAuthenticated()
-        if scope not in token.scopes:
+        caller = token_caller(token.token_id)
+        enter_team(caller.team)  # the second wall: row-level security for this team, until below
+        if scope not in caller.scopes:
             raise drf_exceptions.PermissionDenied(f"This request needs the '{scope}' scope.")
         wait = token_call_wait(token.token_id)  # one budget per token with the REST API
         if wait is not None:
             raise drf_exceptions.Throttled(wait)
-        user = get_user_model().objects.filter(pk=token.user_id, is_active=True).first()
-        if user is None:
-            raise drf_exceptions.AuthenticationFailed("The token is invalid, revoked or expired.")
-        return work(user, *args)
+        return work(caller, *args)
     except ToolFailure:
         raise
     except Exception as exc:  # noqa: BLE001 - mapped like the API maps it; unexpected ones are logged there
         response = exception_handler(exc, {"view": None})
         raise ToolFailure(response.data) from exc
     finally:
+        leave_team()
         close_old_connections()
 
 
@@ -204,21 +210,25 @@ def _valid(serializer_class, data: dict) -> dict:
     return serializer.validated_data
 
 
-# --- what each tool does (synchronous, as the user) ----------------------------------------------
+# --- what each tool does (synchronous, as the token's caller) -------------------------------------
 
 
-def find(user, query: str, entities: list[str] | None, limit: int | None) -> dict:
+def find(caller: Caller, query: str, entities: list[str] | None, limit: int | None) -> dict:
     params = _valid(s.SearchInSerializer, {"q": query, "entities": entities, "limit": limit})
     outcome = memory_search(
+        team=caller.team,
+        allowed_projects=caller.allowed_projects,
         query=params["q"],
         entities=params.get("entities"),
         limit=params.get("limit"),
-        session=client_session(user),
+        session=client_session(caller),
     )
-    return search_result(outcome)  # the shape of GET /search
+    return search_result(outcome, caller)  # the shape of GET /search
 
 
-def store(user, information: str, memory_type: str | None, entities, tags, category, priority) -> dict:
+def store(
+    caller: Caller, information: str, memory_type: str | None, entities, tags, category, priority
+) -> dict:
     data = _valid(
         s.ObservationInSerializer,
         {
@@ -230,33 +240,25 @@ def store(user, information: str, memory_type: str | None, entities, tags, categ
             "priority": priority,
         },
     )
-    fields = {**store_fields(data), "agent_name": client_agent()}
     # The shape of POST /observations.
-    return store_result(memory_store(author=user, session=client_session(user), **fields))
+    return store_result(store_one(caller, data, session=client_session(caller), agent_name=client_agent()))
 
 
-def feedback(user, memory_id: str, signal: str, note: str | None) -> dict:
+def feedback(caller: Caller, memory_id: str, signal: str, note: str | None) -> dict:
     data = _valid(s.FeedbackInSerializer, {"memory_id": memory_id, "signal": signal, "note": note})
-    memory = Memory.objects.servable().filter(pk=data["memory_id"]).first()
-    if memory is None:
-        raise NotFound(f"No memory {data['memory_id']} that can be rated.")
-    result = feedback_record(
-        memory=memory,
-        signal=data["signal"],
-        user=user,
-        note=data.get("note", ""),
-        session=client_session(user),
-    )
+    result, memory = feedback_give(caller, data, session=client_session(caller))
     return feedback_result(result, memory)  # the shape of POST /feedback
 
 
-def context(user, project: str | None, query: str | None, budget_tokens: int | None) -> dict:
+def context(caller: Caller, project: str | None, query: str | None, budget_tokens: int | None) -> dict:
     params = _valid(
         s.ContextInSerializer,
         {"project": project, "q": query, "budget_tokens": budget_tokens, "format": "json"},
     )
     result = context_build(
-        session=client_session(user),
+        team=caller.team,
+        allowed_projects=caller.allowed_projects,
+        session=client_session(caller),
         project=params.get("project"),
         query=params.get("q"),
         budget_tokens=params.get("budget_tokens"),
@@ -264,8 +266,8 @@ def context(user, project: str | None, query: str | None, budget_tokens: int | N
     return context_result(result)  # the shape of GET /context?format=json
 
 
-def export(user) -> str:
-    return export_memory_md().markdown
+def export(caller: Caller) -> str:
+    return export_memory_md(team=caller.team, allowed_projects=caller.allowed_projects).markdown
 
 
 # --- the MCP server -------------------------------------------------------------------------------
@@ -291,12 +293,10 @@ def _client_from(context) -> tuple[str, str]:
     return session, agent
 
 
-def client_session(user):
+def client_session(caller: Caller):
     """The session this call belongs to (created on first use, like POST /sessions), or None."""
     reference, agent = CLIENT.get()
-    if not reference:
-        return None
-    return session_resolve(user=user, reference=reference, agent=agent if agent in Agent.values else None)
+    return session_for(caller, reference or None, agent=agent if agent in Agent.values else None)
 
 
 def client_agent() -> str:

@@ -1,25 +1,24 @@
 """Scopes: read → search, context, list, export; write → store, feedback, sessions;
-curate → edit, delete, merge (and only for staff users)."""
+curate → edit, delete, merge. A token's scopes never exceed its member's role today (owner and
+curator curate, member writes, reader reads); a dashboard session has its role's scopes in its
+current team (api.access)."""
 
 from __future__ import annotations
 
 from rest_framework.permissions import BasePermission
 
-from memory.models import ApiToken, Scope
+from api.access import caller_of
+from memory.models import Scope
+
+ROLE_NEEDED = {
+    Scope.CURATE: "a curator or owner of the team",
+    Scope.WRITE: "a member, curator or owner of the team",
+}
 
 
-def scopes_of(request) -> set[str]:
-    """A token's scopes; a logged-in dashboard user reads and writes, and curates if staff."""
-    user = request.user
-    if not user or not user.is_authenticated:
-        return set()
-    if isinstance(request.auth, ApiToken):
-        scopes = set(request.auth.scopes)
-    else:
-        scopes = {Scope.READ, Scope.WRITE, Scope.CURATE}
-    if not user.is_staff:
-        scopes.discard(Scope.CURATE)
-    return scopes
+def scopes_of(request) -> frozenset[str]:
+    caller = caller_of(request)
+    return caller.scopes if caller is not None else frozenset()
 
 
 class HasScope(BasePermission):
@@ -38,8 +37,11 @@ class HasScope(BasePermission):
             if required is None:  # OPTIONS, or a method the view lacks: DRF answers 405 for those
                 return True
         if required not in scopes_of(request):
-            self.message = f"This request needs the '{required}' scope" + (
-                " and a curator (staff) account." if required == Scope.CURATE else "."
-            )
+            caller = caller_of(request)
+            if caller is None or caller.team is None:
+                self.message = "This account is not a member of any team."
+            else:
+                role = ROLE_NEEDED.get(required)
+                self.message = f"This request needs the '{required}' scope" + (f" ({role})." if role else ".")
             return False
         return True

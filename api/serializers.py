@@ -503,7 +503,10 @@ class SessionSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_memories(self, session: Session) -> list[str]:
-        return [str(pk) for pk in session.memories.values_list("pk", flat=True)]
+        ids = getattr(session, "memory_ids", None)  # api.views.session_detail: those the caller sees
+        if ids is None:
+            ids = session.memories.values_list("pk", flat=True)
+        return [str(pk) for pk in ids]
 
 
 class FactChangeSerializer(serializers.Serializer):

@@ -26,9 +26,23 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api import serializers as s
-from api.permissions import scopes_of
+from api.access import (
+    Caller,
+    caller_of,
+    check_projects,
+    hidden,
+    limited_write,
+    memory_of,
+    session_for,
+    session_of,
+    session_project,
+    session_visible,
+    team_memories,
+    visible_entities,
+    visible_memories,
+)
 from memory.conf import setting
-from memory.models import Entity, EntityMention, FactChange, Kind, Memory, Scope, Session, Status
+from memory.models import EntityMention, FactChange, Kind, Memory, Scope, Session
 from memory.services import curation, factchanges
 from memory.services import entities as entity_service
 from memory.services.context import context_build
@@ -37,7 +51,7 @@ from memory.services.export import export_memory_md
 from memory.services.feedback import feedback_record
 from memory.services.health import health_report, public_report
 from memory.services.search import memories_as_shown, memory_search
-from memory.services.sessions import messages_append, session_end, session_resolve, session_start
+from memory.services.sessions import messages_append, session_end, session_start
 from memory.services.store import memory_store, memory_store_batch
 
 R, W, C = Scope.READ, Scope.WRITE, Scope.CURATE
@@ -69,7 +83,10 @@ PAGE_PARAMETERS = [
     OpenApiParameter("cursor", str, description="From a previous page's next or previous link."),
     OpenApiParameter("page_size", int, description="Results per page; capped at the server's maximum."),
 ]
-NOT_FOUND = OpenApiResponse(s.ErrorSerializer, description="No such memory (or not visible to you).")
+NOT_FOUND = OpenApiResponse(
+    s.ErrorSerializer,
+    description="No such memory (or not visible to you: another team's ids answer exactly like missing ones).",
+)
 
 
 def errors(*codes: int, **extra) -> dict:
@@ -99,18 +116,9 @@ def memories_with_entities(queryset):
     return queryset.select_related("author", "session").prefetch_related(resolved_mentions())
 
 
-def is_curator(request: Request) -> bool:
-    return C in scopes_of(request)
-
-
-def visible_memories(request: Request):
-    """Curators see every memory; others only active ones (quarantined text is never served)."""
-    queryset = Memory.objects.all()
-    return queryset if is_curator(request) else queryset.filter(status=Status.ACTIVE)
-
-
-def session_for(request: Request, reference: str | None):
-    return session_resolve(user=request.user, reference=reference) if reference else None
+def caller(request: Request) -> Caller:
+    """The request's caller (api.access), resolved once; permissions let only signed-in callers in."""
+    return caller_of(request)
 
 
 class MarkdownRenderer(BaseRenderer):
@@ -224,7 +232,8 @@ class ObservationListView(APIView):
         filters = s.ObservationFilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         data = filters.validated_data
-        queryset = visible_memories(request)
+        who = caller(request)
+        queryset = visible_memories(who)
         for param, field in (
             ("type", "memory_type"),
             ("category", "category"),
@@ -237,7 +246,7 @@ class ObservationListView(APIView):
                 queryset = queryset.filter(**{field: data[param]})
         if "entity" in data:
             resolution = entity_service.resolve_references(
-                [data["entity"]], create=False
+                [data["entity"]], team=who.team, create=False
             ).raise_if_ambiguous()
             if not resolution.entities:
                 queryset = queryset.none()
@@ -280,11 +289,23 @@ class ObservationListView(APIView):
     def post(self, request: Request) -> Response:
         serializer = s.ObservationInSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        fields = store_fields(serializer.validated_data)
-        session = session_for(request, serializer.validated_data.get("session_id"))
-        result = memory_store(author=request.user, session=session, **fields)
+        who = caller(request)
+        data = serializer.validated_data
+        result = store_one(who, data, session=session_for(who, data.get("session_id")))
         code = status.HTTP_200_OK if result.operation == "NOOP" else status.HTTP_201_CREATED
         return Response(store_result(result), status=code)
+
+
+def store_one(who: Caller, data: dict, *, session: Session | None, agent_name: str | None = None):
+    """Store one memory as ``who`` (POST /observations and the MCP store tool). A project-limited
+    token's store is undone and refused unless it is about its projects only."""
+    fields = store_fields(data)
+    if agent_name is not None:
+        fields["agent_name"] = agent_name
+    with limited_write(who):
+        result = memory_store(team=who.team, author=who.user, session=session, **fields)
+        check_projects(who, [result.memory.pk], ["entities"])
+    return result
 
 
 def store_fields(data: dict) -> dict:
@@ -326,21 +347,33 @@ def store_results(results: list) -> list[dict]:
     ]
 
 
-def search_result(outcome) -> dict:
+def search_result(outcome, who: Caller) -> dict:
     """The body of GET /search (and of the MCP find tool)."""
     # The search loaded the results' rows already (without vectors); one serializer (its fields built
     # once) serializes them all.
     memories = with_entity_slugs([hit.memory for hit in outcome.results])
     serialized = s.MemorySerializer(memories, many=True).data
+    entities, detected, unknown = outcome.entities, outcome.detected_entities, outcome.unknown_entities
+    if who.projects:
+        # A project-limited token is not told which of the team's other entities exist: one it named
+        # is unknown to it, one its words named is not reported.
+        seen = set(
+            visible_entities(who)
+            .filter(pk__in=[e.pk for e in [*entities, *detected]])
+            .values_list("pk", flat=True)
+        )
+        unknown = [*unknown, *(e.slug for e in entities if e.pk not in seen)]
+        entities = [e for e in entities if e.pk in seen]
+        detected = [e for e in detected if e.pk in seen]
     return {
         "query": outcome.query,
         "results": [
             {"memory": memory, "score": hit.score, "explain": hit.explain}
             for memory, hit in zip(serialized, outcome.results, strict=True)
         ],
-        "entities": [e.slug for e in outcome.entities],
-        "detected_entities": [e.slug for e in outcome.detected_entities],
-        "unknown_entities": outcome.unknown_entities,
+        "entities": [e.slug for e in entities],
+        "detected_entities": [e.slug for e in detected],
+        "unknown_entities": unknown,
         "intent_types": outcome.intent_types,
     }
 
@@ -362,7 +395,7 @@ def context_result(result) -> dict:
 
 def feedback_result(result, memory: Memory) -> dict:
     """The body of POST /feedback (and of the MCP feedback tool)."""
-    memory = memories_with_entities(Memory.objects.filter(pk=memory.pk)).get()
+    memory = memories_with_entities(Memory.objects.for_team(memory.team_id).filter(pk=memory.pk)).get()
     return {
         "event": s.FeedbackEventSerializer(result.event).data,
         "memory": s.MemorySerializer(memory).data,
@@ -393,10 +426,17 @@ class ObservationBatchView(APIView):
         sessions = {item.get("session_id") for item in items} - {None}
         if len(sessions) > 1:
             raise InvalidInput({"items": ["A batch belongs to one session at most."]})
-        session = session_for(request, next(iter(sessions), None))
-        results = memory_store_batch(
-            [store_fields(item) for item in items], author=request.user, session=session
-        )
+        who = caller(request)
+        session = session_for(who, next(iter(sessions), None))
+        with limited_write(who):
+            results = memory_store_batch(
+                [store_fields(item) for item in items], team=who.team, author=who.user, session=session
+            )
+            check_projects(
+                who,
+                [result.memory.pk for result in results],
+                [f"items[{index}].entities" for index in range(len(results))],
+            )
         added = any(result.operation != "NOOP" for result in results)
         return Response(
             {"results": store_results(results)},
@@ -408,10 +448,8 @@ class ObservationDetailView(APIView):
     required_scopes = {"GET": R, "PATCH": C, "DELETE": C}
 
     def get_memory(self, request: Request, memory_id) -> Memory:
-        memory = memories_with_entities(visible_memories(request).filter(pk=memory_id)).first()
-        if memory is None:
-            raise NotFound(f"No memory {memory_id}.")
-        return memory
+        who = caller(request)
+        return memory_of(who, memories_with_entities(visible_memories(who)), memory_id)
 
     @extend_schema(
         tags=["memories"],
@@ -441,7 +479,10 @@ class ObservationDetailView(APIView):
         data = dict(serializer.validated_data)
         if "type" in data:
             data["memory_type"] = data.pop("type")
-        memory = curation.memory_curate(memory=memory, actor=request.user, **data)
+        who = caller(request)
+        with limited_write(who):
+            memory = curation.memory_curate(memory=memory, actor=request.user, **data)
+            check_projects(who, [memory.pk], ["entities"])
         return Response(s.MemorySerializer(self.get_memory(request, memory.pk)).data)
 
     @extend_schema(
@@ -465,16 +506,19 @@ class SearchView(APIView):
         serializer = s.SearchInSerializer(data=data)
         serializer.is_valid(raise_exception=True)
         params = serializer.validated_data
+        who = caller(request)
         outcome = memory_search(
+            team=who.team,
+            allowed_projects=who.allowed_projects,
             query=params["q"],
             entities=params.get("entities"),
             memory_type=params.get("type"),
             category=params.get("category"),
             priority=params.get("priority"),
             limit=params.get("limit"),
-            session=session_for(request, params.get("session_id")),
+            session=session_for(who, params.get("session_id")),
         )
-        return Response(search_result(outcome))
+        return Response(search_result(outcome, who))
 
     @extend_schema(
         tags=["search"],
@@ -558,8 +602,11 @@ class ContextView(MarkdownResponseMixin, APIView):
         serializer = s.ContextInSerializer(data=request.query_params)
         serializer.is_valid(raise_exception=True)
         params = serializer.validated_data
+        who = caller(request)
         result = context_build(
-            session=session_for(request, params.get("session_id")),
+            team=who.team,
+            allowed_projects=who.allowed_projects,
+            session=session_for(who, params.get("session_id")),
             project=params.get("project"),
             query=params.get("q"),
             budget_tokens=params.get("budget_tokens"),
@@ -594,18 +641,25 @@ class FeedbackView(APIView):
     def post(self, request: Request) -> Response:
         serializer = s.FeedbackInSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        memory = Memory.objects.servable().filter(pk=data["memory_id"]).first()
+        who, data = caller(request), serializer.validated_data
+        result, memory = feedback_give(who, data, session=session_for(who, data.get("session_id")))
+        return Response(feedback_result(result, memory), status=status.HTTP_201_CREATED)
+
+
+def feedback_give(who: Caller, data: dict, *, session: Session | None) -> tuple:
+    """Rate a servable memory the caller sees (POST /feedback and the MCP feedback tool)."""
+    with hidden(who, "memory", data["memory_id"]):
+        memory = team_memories(who).servable().filter(pk=data["memory_id"]).first()
         if memory is None:
             raise NotFound(f"No memory {data['memory_id']} that can be rated.")
-        result = feedback_record(
-            memory=memory,
-            signal=data["signal"],
-            user=request.user,
-            note=data.get("note", ""),
-            session=session_for(request, data.get("session_id")),
-        )
-        return Response(feedback_result(result, memory), status=status.HTTP_201_CREATED)
+    result = feedback_record(
+        memory=memory,
+        signal=data["signal"],
+        user=who.user,
+        note=data.get("note", ""),
+        session=session,
+    )
+    return result, memory
 
 
 # --- what the upsert decided: changed facts and reinforcements (curators) -------------------------
@@ -620,9 +674,8 @@ class FactChangeCursorPagination(MemoryCursorPagination):
 
 
 def fact_change_data(change) -> dict:
-    memories = {
-        m.pk: m for m in memories_with_entities(Memory.objects.filter(pk__in=[change.old_id, change.new_id]))
-    }
+    both = Memory.objects.for_team(change.team_id).filter(pk__in=[change.old_id, change.new_id])
+    memories = {m.pk: m for m in memories_with_entities(both)}
     return s.FactChangeSerializer(
         {
             "id": change.pk,
@@ -654,12 +707,26 @@ class FactChangeListView(APIView):
     def get(self, request: Request) -> Response:
         filters = s.FactChangeFilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
-        queryset = FactChange.objects.filter(status=filters.validated_data["status"]).select_related(
-            "resolved_by"
-        )
+        queryset = fact_changes(caller(request)).filter(status=filters.validated_data["status"])
         paginator = FactChangeCursorPagination()
         page = paginator.paginate_queryset(queryset, request, view=self)
         return paginator.get_paginated_response([fact_change_data(change) for change in page])
+
+
+def fact_changes(who: Caller):
+    """The caller's team's changed facts; a project-limited token's, those whose new memory it sees."""
+    queryset = FactChange.objects.for_team(who.team).select_related("resolved_by")
+    if who.projects:
+        queryset = queryset.filter(new_id__in=team_memories(who).values("pk"))
+    return queryset
+
+
+def fact_change_of(who: Caller, change_id: int) -> FactChange:
+    with hidden(who, "changed fact", change_id):
+        change = factchanges.fact_change_get(change_id, team=who.team)
+        if who.projects and not team_memories(who).filter(pk=change.new_id).exists():
+            raise NotFound(f"No changed fact {change_id}.")
+    return change
 
 
 class FactChangeDetailView(APIView):
@@ -672,7 +739,7 @@ class FactChangeDetailView(APIView):
         operation_id="changed_facts_retrieve",
     )
     def get(self, request: Request, change_id: int) -> Response:
-        return Response(fact_change_data(factchanges.fact_change_get(change_id)))
+        return Response(fact_change_data(fact_change_of(caller(request), change_id)))
 
     @extend_schema(
         tags=["review"],
@@ -690,7 +757,7 @@ class FactChangeDetailView(APIView):
         serializer = s.FactChangeActionInSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         change = factchanges.fact_change_resolve(
-            change=factchanges.fact_change_get(change_id),
+            change=fact_change_of(caller(request), change_id),
             action=serializer.validated_data["action"],
             actor=request.user,
         )
@@ -707,9 +774,8 @@ class ReinforcementListView(APIView):
         operation_id="observations_reinforcements",
     )
     def get(self, request: Request, memory_id) -> Response:
-        memory = visible_memories(request).filter(pk=memory_id).first()
-        if memory is None:
-            raise NotFound(f"No memory {memory_id}.")
+        who = caller(request)
+        memory = memory_of(who, visible_memories(who), memory_id)
         return Response(s.ReinforcementSerializer(factchanges.reinforcements(memory), many=True).data)
 
 
@@ -731,12 +797,12 @@ class SplitView(APIView):
     def post(self, request: Request, memory_id) -> Response:
         serializer = s.SplitInSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        memory = Memory.objects.filter(pk=memory_id).first()
-        if memory is None:
-            raise NotFound(f"No memory {memory_id}.")
-        result = factchanges.reinforcement_split(
-            memory=memory, event_id=serializer.validated_data["reinforcement"], actor=request.user
-        )
+        who = caller(request)
+        memory = memory_of(who, team_memories(who), memory_id)
+        event_id = serializer.validated_data["reinforcement"]
+        with hidden(who, "reinforcement", event_id), limited_write(who):
+            result = factchanges.reinforcement_split(memory=memory, event_id=event_id, actor=request.user)
+            check_projects(who, [result.memory.pk], ["reinforcement"])
         return Response(store_result(result), status=status.HTTP_201_CREATED)
 
 
@@ -759,9 +825,11 @@ class EntityListView(APIView):
     def get(self, request: Request) -> Response:
         filters = s.EntityFilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
-        queryset = Entity.objects.canonical().annotate(
-            mention_count=Count("mentions", filter=Q(mentions__resolved=True))
-        )
+        who = caller(request)
+        counted = Q(mentions__resolved=True)
+        if who.projects:  # only the mentions of memories the token sees
+            counted &= Q(mentions__memory__in=team_memories(who).values("pk"))
+        queryset = visible_entities(who).annotate(mention_count=Count("mentions", filter=counted))
         if query := filters.validated_data.get("q", "").strip():
             queryset = queryset.filter(Q(slug__icontains=query) | Q(name__icontains=query))
         if entity_type := filters.validated_data.get("type"):
@@ -785,11 +853,17 @@ class EntityResolveView(APIView):
     def post(self, request: Request) -> Response:
         serializer = s.EntityResolveInSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        who = caller(request)
+        pool = list(visible_entities(who))
+        seen = {entity.pk for entity in pool}
         resolved, ambiguities, unknown = {}, {}, []
         for name in dict.fromkeys(serializer.validated_data["names"]):
-            resolution = entity_service.resolve_references([name], create=False)
-            if resolution.entities:
-                resolved[name] = resolution.entities[0].slug
+            resolution = entity_service.resolve_references([name], team=who.team, create=False, pool=pool)
+            found = [entity for entity in resolution.entities if entity.pk in seen]
+            if found:
+                resolved[name] = found[0].slug
+            elif resolution.entities:  # a slug of the team the token may not see: unknown to it
+                unknown.append(name)
             ambiguities.update(resolution.ambiguities)
             unknown += resolution.unknown
         return Response({"resolved": resolved, "ambiguities": ambiguities, "unknown": unknown})
@@ -808,14 +882,18 @@ class EntityMergeView(APIView):
     def post(self, request: Request) -> Response:
         serializer = s.EntityMergeInSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        who = caller(request)
         found = {}
         for role in ("source", "target"):
-            slug = entity_service.normalize_slug(serializer.validated_data[role])
-            found[role] = Entity.objects.filter(slug=slug).first() if slug else None
-            if found[role] is None:
-                raise NotFound(f"No entity {serializer.validated_data[role]!r}; pass a slug.")
-        target = entity_service.entity_merge(source=found["source"], target=found["target"])
-        target = Entity.objects.annotate(mention_count=Count("mentions")).get(pk=target.pk)
+            reference = serializer.validated_data[role]
+            slug = entity_service.normalize_slug(reference)
+            with hidden(who, "entity", reference):
+                found[role] = visible_entities(who).filter(slug=slug).first() if slug else None
+                if found[role] is None:
+                    raise NotFound(f"No entity {reference!r}; pass a slug.")
+        with hidden(who, "entity", f"{found['source'].slug} → {found['target'].slug}"):
+            target = entity_service.entity_merge(source=found["source"], target=found["target"])
+        target = visible_entities(who).annotate(mention_count=Count("mentions")).get(pk=target.pk)
         return Response(s.EntitySerializer(target).data)
 
 
@@ -830,9 +908,10 @@ class ReflectionListView(APIView):
         operation_id="reflections_list",
     )
     def get(self, request: Request) -> Response:
+        who = caller(request)
         queryset = memories_with_entities(
-            visible_memories(request).filter(kind=Kind.REFLECTION)
-        ).prefetch_related("sources")
+            visible_memories(who).filter(kind=Kind.REFLECTION)
+        ).prefetch_related(Prefetch("sources", queryset=team_memories(who)))
         paginator = MemoryCursorPagination()
         page = paginator.paginate_queryset(queryset, request, view=self)
         return paginator.get_paginated_response(s.ReflectionSerializer(page, many=True).data)
@@ -852,21 +931,29 @@ class ExportView(MarkdownResponseMixin, APIView):
     def get(self, request: Request) -> Response:
         serializer = s.ExportInSerializer(data=request.query_params)
         serializer.is_valid(raise_exception=True)
-        result = export_memory_md(project=serializer.validated_data.get("project"))
+        who = caller(request)
+        result = export_memory_md(
+            team=who.team,
+            project=serializer.validated_data.get("project"),
+            allowed_projects=who.allowed_projects,
+        )
         return self.markdown_response(result.markdown, filename=result.filename)
 
 
 # --- sessions ----------------------------------------------------------------------------------
 
 
-def session_detail(session_pk) -> dict:
+def session_detail(who: Caller, session_pk) -> dict:
     session = (
-        Session.objects.annotate(
+        Session.objects.for_team(who.team)
+        .annotate(
             message_count=Count("messages", distinct=True), recall_count=Count("recalls", distinct=True)
         )
         .select_related("project")
         .get(pk=session_pk)
     )
+    # The memories stored from it that the caller sees (a project-limited token: its projects').
+    session.memory_ids = list(team_memories(who).filter(session_id=session.pk).values_list("pk", flat=True))
     return s.SessionSerializer(session).data
 
 
@@ -891,21 +978,26 @@ class SessionCreateView(APIView):
         serializer = s.SessionInSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
+        who = caller(request)
         session, created = session_start(
-            user=request.user,
+            team=who.team,
+            user=who.user,
             external_id=data["session_id"],
             agent=data["agent"],
-            project=data.get("project"),
+            project=session_project(who, data.get("project")),
             metadata=data.get("metadata"),
         )
+        if not session_visible(who, session):  # the user's session of another project, registered before
+            who.denied("session", data["session_id"])
+            raise NotFound(f"No session {data['session_id']!r}.")
         return Response(
-            session_detail(session.pk), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
+            session_detail(who, session.pk), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
         )
 
 
 class SessionOwnedMixin:
     def get_session(self, request: Request, session_id: str) -> Session:
-        return session_resolve(user=request.user, reference=session_id, create=False)
+        return session_of(caller(request), session_id)
 
 
 class SessionDetailView(SessionOwnedMixin, APIView):
@@ -918,7 +1010,7 @@ class SessionDetailView(SessionOwnedMixin, APIView):
         operation_id="sessions_retrieve",
     )
     def get(self, request: Request, session_id: str) -> Response:
-        return Response(session_detail(self.get_session(request, session_id).pk))
+        return Response(session_detail(caller(request), self.get_session(request, session_id).pk))
 
 
 class SessionMessagesView(SessionOwnedMixin, APIView):
@@ -975,4 +1067,4 @@ class SessionEndView(SessionOwnedMixin, APIView):
         serializer = s.SessionEndInSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         session, _ = session_end(session=session, **serializer.validated_data)
-        return Response(session_detail(session.pk), status=status.HTTP_202_ACCEPTED)
+        return Response(session_detail(caller(request), session.pk), status=status.HTTP_202_ACCEPTED)

@@ -9,6 +9,7 @@ from rest_framework.test import APIClient
 
 from memory.services.store import memory_store
 from memory.services.tokens import token_create, token_revoke
+from tests.conftest import join
 
 
 @pytest.fixture(autouse=True)
@@ -24,23 +25,29 @@ def client_with(key: str | None) -> APIClient:
 
 
 @pytest.fixture
-def tokens(db) -> dict[str, str | None]:
+def tokens(team) -> dict[str, str | None]:
+    """Tokens of members of ``team`` in every role (DESIGN.md §11), and unusable ones."""
     User = get_user_model()
-    member = User.objects.create_user(username="member")
-    curator = User.objects.create_user(username="curator", is_staff=True)
-    reader = User.objects.create_user(username="reader")
+    member = join(User.objects.create_user(username="member"), team, "member")
+    curator = join(User.objects.create_user(username="curator"), team, "curator")
+    reader = join(User.objects.create_user(username="reader"), team, "reader")
     revoked_token, revoked = token_create(user=member, scopes=["read", "write"])
     token_revoke(token=revoked_token)
     _, expired = token_create(
         user=member, scopes=["read", "write"], expires_at=timezone.now() - timedelta(minutes=1)
     )
+    # A token made with the curate scope while its member was a curator: the demotion that
+    # followed narrows it at once (ApiToken.effective_scopes).
+    join(member, team, "curator")
+    claiming = token_create(user=member, scopes=["read", "write", "curate"])[1]
+    join(member, team, "member")
     return {
         "anonymous": None,
         "revoked": revoked,
         "expired": expired,
         "read_only": token_create(user=reader, scopes=["read"])[1],
         "member": token_create(user=member, scopes=["read", "write"])[1],
-        "member_claiming_curate": token_create(user=member, scopes=["read", "write", "curate"])[1],
+        "member_claiming_curate": claiming,
         "curator": token_create(user=curator, scopes=["read", "write", "curate"])[1],
     }
 
@@ -51,8 +58,9 @@ def api(tokens):
 
 
 @pytest.fixture
-def memory(db, embedder):
+def memory(team, embedder):
     return memory_store(
+        team=team,
         content="Never call stripe.Charge.create directly; go through payments/gateway.py.",
         memory_type="correction",
         category="gotcha",

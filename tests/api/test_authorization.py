@@ -6,6 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from memory.models import Entity, Session
+from tests.conftest import join
 
 pytestmark = pytest.mark.usefixtures("embedder")
 
@@ -50,7 +51,7 @@ ROLES = {
     "expired": set(),
     "read_only": {READ},
     "member": {READ, WRITE},
-    "member_claiming_curate": {READ, WRITE},  # curate scope on a non-staff account is not enough
+    "member_claiming_curate": {READ, WRITE},  # a curate token of a member demoted since: not enough
     "curator": {READ, WRITE, CURATE},
 }
 
@@ -67,10 +68,12 @@ def fill(value, memory_id: str):
 @pytest.mark.parametrize(
     "method,path,body,scope,success", ENDPOINTS, ids=[f"{e[0]} {e[1]}" for e in ENDPOINTS]
 )
-def test_the_authorization_matrix(api, memory, role, method, path, body, scope, success):
-    Entity.objects.create(slug="project:old-billing", type="project", name="Old Billing")
+def test_the_authorization_matrix(api, team, memory, role, method, path, body, scope, success):
+    Entity.objects.create(team=team, slug="project:old-billing", type="project", name="Old Billing")
     for username in ("reader", "member", "curator"):  # each caller's own session
-        Session.objects.create(user=get_user_model().objects.get(username=username), external_id="s-known")
+        Session.objects.create(
+            team=team, user=get_user_model().objects.get(username=username), external_id="s-known"
+        )
     client = api[role]
     request = getattr(client, method)
     response = (
@@ -134,7 +137,7 @@ def test_a_token_records_when_it_was_last_used(api, tokens):
 @pytest.mark.parametrize("revoked", [False, True])
 @pytest.mark.parametrize("active", [True, False])
 @pytest.mark.parametrize("expires", [None, "past", "future"])
-def test_a_token_lets_its_user_in_only_while_usable(db, revoked, active, expires):
+def test_a_token_lets_its_user_in_only_while_usable(team, revoked, active, expires):
     from datetime import timedelta
 
     from django.utils import timezone
@@ -143,6 +146,7 @@ def test_a_token_lets_its_user_in_only_while_usable(db, revoked, active, expires
     from memory.services.tokens import token_authenticate, token_create, token_revoke
 
     user = get_user_model().objects.create_user(username="holder", email="h@example.com", is_active=active)
+    join(user, team, "reader")
     now = timezone.now()
     expires_at = {None: None, "past": now - timedelta(seconds=1), "future": now + timedelta(days=1)}[expires]
     token, key = token_create(user=user, scopes=["read"], name="laptop", expires_at=expires_at)
@@ -162,7 +166,7 @@ def test_a_token_lets_its_user_in_only_while_usable(db, revoked, active, expires
             assert getattr(found.user, field.attname) == getattr(stored.user, field.attname), field.name
 
 
-def test_a_token_expires_at_its_expiry_time(db):
+def test_a_token_expires_at_its_expiry_time(team):
     from datetime import timedelta
 
     from django.utils import timezone
@@ -170,7 +174,8 @@ def test_a_token_expires_at_its_expiry_time(db):
     from memory.services.tokens import token_create
 
     expires_at = timezone.now() + timedelta(hours=1)
-    token, _ = token_create(user=get_user_model().objects.create_user(username="holder"), scopes=["read"])
+    holder = join(get_user_model().objects.create_user(username="holder"), team, "reader")
+    token, _ = token_create(user=holder, scopes=["read"])
     token.expires_at = expires_at
     assert token.is_usable(expires_at - timedelta(microseconds=1))
     assert not token.is_usable(expires_at)

@@ -89,12 +89,13 @@ def test_a_batch_returns_one_result_per_item(api):
     assert results[1]["memory"]["entities"] == ["project:gateway"]
 
 
-def test_search_returns_scores_and_explanations_and_records_the_session(api, member):
+def test_search_returns_scores_and_explanations_and_records_the_session(api, team):
     memory_store(
+        team=team,
         content="The Stripe webhook handler did not verify signatures; that was wrong.",
         memory_type="correction",
     )
-    memory_store(content="Stripe webhooks can arrive out of order.", memory_type="insight")
+    memory_store(team=team, content="Stripe webhooks can arrive out of order.", memory_type="insight")
     response = api["member"].post(
         "/api/v1/search",
         {"q": "what mistake did we make with stripe webhooks?", "session_id": "claude-abc"},
@@ -169,7 +170,7 @@ def test_a_quarantined_memory_is_never_served_until_a_curator_approves(api):
     assert [r["memory"]["id"] for r in results] == [memory_id]
 
 
-def test_a_secret_in_stored_content_never_comes_back_in_any_response(api, curator):
+def test_a_secret_in_stored_content_never_comes_back_in_any_response(api, team):
     stored = api["member"].post(
         "/api/v1/observations",
         {
@@ -183,7 +184,7 @@ def test_a_secret_in_stored_content_never_comes_back_in_any_response(api, curato
     )
     memory = Memory.objects.get()
     for index in range(3):
-        feedback_record(memory=memory, signal="helpful", user=voter(index))
+        feedback_record(memory=memory, signal="helpful", user=voter(index, team))
     responses = [
         stored,
         api["member"].get(f"/api/v1/observations/{memory.pk}"),
@@ -201,8 +202,8 @@ def test_a_secret_in_stored_content_never_comes_back_in_any_response(api, curato
     assert "nightly exports" in responses[-1].content.decode()
 
 
-def test_context_is_markdown_by_default_and_json_on_request(api):
-    memory_store(content="Never deploy on Fridays.", memory_type="commitment", priority="critical")
+def test_context_is_markdown_by_default_and_json_on_request(api, team):
+    memory_store(team=team, content="Never deploy on Fridays.", memory_type="commitment", priority="critical")
     markdown = api["member"].get("/api/v1/context", {"q": "deploy schedule"})
     assert markdown.status_code == 200 and markdown["Content-Type"].startswith("text/markdown")
     assert markdown.content.decode().startswith("<team-memory")
@@ -212,16 +213,16 @@ def test_context_is_markdown_by_default_and_json_on_request(api):
     assert as_json["items"][0]["section"] == "critical" and as_json["used_tokens"] <= 200
 
 
-def test_context_leaves_out_what_the_session_was_already_shown(api):
-    memory_store(content="Never deploy on Fridays.", memory_type="commitment", priority="critical")
+def test_context_leaves_out_what_the_session_was_already_shown(api, team):
+    memory_store(team=team, content="Never deploy on Fridays.", memory_type="commitment", priority="critical")
     first = api["member"].get("/api/v1/context", {"session_id": "s-1"}).content.decode()
     second = api["member"].get("/api/v1/context", {"session_id": "s-1"}).content.decode()
     assert "Fridays" in first and second == ""
 
 
-def test_feedback_updates_the_memory_and_three_helpful_make_it_established(api, memory):
+def test_feedback_updates_the_memory_and_three_helpful_make_it_established(api, team, memory):
     # From distinct people: one token's votes alone never promote a memory (DESIGN.md §8).
-    third = client_with(token_create(user=voter(0), scopes=["read", "write"])[1])
+    third = client_with(token_create(user=voter(0, team), scopes=["read", "write"])[1])
     for client in (api["member"], api["curator"], third):
         response = client.post(
             "/api/v1/feedback", {"memory_id": str(memory.pk), "signal": "helpful"}, format="json"
@@ -233,9 +234,9 @@ def test_feedback_updates_the_memory_and_three_helpful_make_it_established(api, 
     assert body["event"]["signal"] == "helpful" and body["inverted"] is None
 
 
-def test_export_downloads_memory_md(api, memory):
+def test_export_downloads_memory_md(api, team, memory):
     for index in range(3):
-        feedback_record(memory=memory, signal="helpful", user=voter(index))
+        feedback_record(memory=memory, signal="helpful", user=voter(index, team))
     response = api["member"].get("/api/v1/export")
     assert response.status_code == 200
     assert response["Content-Type"] == "text/markdown; charset=utf-8"
@@ -249,9 +250,9 @@ def test_export_downloads_memory_md(api, memory):
     )
 
 
-def test_entities_list_resolve_and_merge(api, memory):
-    memory_store(content="Mark Robinson owns billing", entities=["person:mark-robinson"])
-    memory_store(content="Mark Smith owns mobile", entities=["person:mark-smith"])
+def test_entities_list_resolve_and_merge(api, team, memory):
+    memory_store(team=team, content="Mark Robinson owns billing", entities=["person:mark-robinson"])
+    memory_store(team=team, content="Mark Smith owns mobile", entities=["person:mark-smith"])
     slugs = [e["slug"] for e in api["member"].get("/api/v1/entities").json()["results"]]
     assert slugs == ["feature:payments", "person:mark-robinson", "person:mark-smith", "project:billing-api"]
     resolved = (

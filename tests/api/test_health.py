@@ -52,7 +52,7 @@ def test_health_reports_a_missing_embedding_model(client, db, settings):
     assert body["embedder"].startswith("error")
 
 
-def test_health_reports_a_stuck_extraction_backlog_and_a_failed_job(client, member):
+def test_health_reports_a_stuck_extraction_backlog_and_a_failed_job(client, team, member):
     from datetime import timedelta
 
     from django.utils import timezone
@@ -60,9 +60,13 @@ def test_health_reports_a_stuck_extraction_backlog_and_a_failed_job(client, memb
     from memory.models import Session, TaskRun
 
     ended = timezone.now() - timedelta(hours=1)
-    Session.objects.create(user=member, external_id="stuck", ended_at=ended)
-    Session.objects.create(user=member, external_id="done", ended_at=ended, extraction_status="done")
-    Session.objects.create(user=member, external_id="open")  # not ended: not waiting for extraction
+    Session.objects.create(team=team, user=member, external_id="stuck", ended_at=ended)
+    Session.objects.create(
+        team=team, user=member, external_id="done", ended_at=ended, extraction_status="done"
+    )
+    Session.objects.create(
+        team=team, user=member, external_id="open"
+    )  # not ended: not waiting for extraction
     TaskRun.objects.create(task="reflect", status="failed", error="boom", finished_at=timezone.now())
     response = client.get("/api/v1/health")
     assert response.status_code == 200  # the pipeline degrades learning, not answers

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, settings
 
 from memory.services.store import memory_store
 from memory.services.tokens import token_create
+from tests.conftest import join
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("embedder")]
 
@@ -62,15 +63,19 @@ def requests_keep_the_test_connection():
 
 
 @pytest.fixture
-def curator_key(db) -> str:
-    curator = get_user_model().objects.create_user(username="fuzz-curator", is_staff=True)
+def curator_key(team) -> str:
+    curator = join(get_user_model().objects.create_user(username="fuzz-curator"), team, "curator")
     memory_store(
-        content="Mark Robinson owns the billing API", entities=["person:mark-robinson", "project:billing-api"]
+        team=team,
+        content="Mark Robinson owns the billing API",
+        entities=["person:mark-robinson", "project:billing-api"],
     )
     memory_store(
-        content="Mark Smith owns mobile releases", entities=["person:mark-smith", "project:mobile-app"]
+        team=team,
+        content="Mark Smith owns mobile releases",
+        entities=["person:mark-smith", "project:mobile-app"],
     )
-    memory_store(content="Always run make migrate-test before pytest", memory_type="commitment")
+    memory_store(team=team, content="Always run make migrate-test before pytest", memory_type="commitment")
     return token_create(user=curator, scopes=["read", "write", "curate"])[1]
 
 

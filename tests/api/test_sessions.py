@@ -65,8 +65,10 @@ def test_messages_are_idempotent_by_seq_and_redacted(api):
     assert bad.status_code == 400 and SessionMessage.objects.count() == 2
 
 
-def test_ending_a_session_scores_it_and_rates_what_it_was_shown_once(api):
-    memory = memory_store(content="Run make migrate-test before pytest.", memory_type="commitment").memory
+def test_ending_a_session_scores_it_and_rates_what_it_was_shown_once(api, team):
+    memory = memory_store(
+        team=team, content="Run make migrate-test before pytest.", memory_type="commitment"
+    ).memory
     api["member"].get("/api/v1/search", {"q": "how do I run the tests", "session_id": "cc-3"})
     outcome = {
         "success": True,

@@ -142,9 +142,9 @@ def test_patch_validation(api, memory):
     error_of(api["curator"].get("/api/v1/observations/not-a-uuid"), 404)
 
 
-def test_an_ambiguous_name_asks_for_clarification(api):
-    memory_store(content="Mark Robinson owns billing", entities=["person:mark-robinson"])
-    memory_store(content="Mark Smith owns mobile releases", entities=["person:mark-smith"])
+def test_an_ambiguous_name_asks_for_clarification(api, team):
+    memory_store(team=team, content="Mark Robinson owns billing", entities=["person:mark-robinson"])
+    memory_store(team=team, content="Mark Smith owns mobile releases", entities=["person:mark-smith"])
     error = error_of(api["member"].get("/api/v1/search", {"q": "code review", "entities": "Mark"}), 409)
     assert error["code"] == "CLARIFICATION_REQUIRED"
     assert error["ambiguities"] == {"Mark": ["person:mark-robinson", "person:mark-smith"]}
@@ -220,10 +220,12 @@ def test_throttling_answers_429_with_a_retry_time(api, settings):
     cache.clear()
 
 
-def test_a_page_size_is_capped(api):
+def test_a_page_size_is_capped(api, team):
     for i in range(3):
         memory_store(
-            content=f"Memory number {i} about the ledger service and its {i * 7} shards", dedupe=False
+            team=team,
+            content=f"Memory number {i} about the ledger service and its {i * 7} shards",
+            dedupe=False,
         )
     body = api["member"].get("/api/v1/observations", {"page_size": 2}).json()
     assert len(body["results"]) == 2 and body["next"]

@@ -77,10 +77,15 @@ def lane_server(django_db_setup, django_db_blocker, tmp_path_factory) -> str:
 
 @pytest.fixture
 def tokens(transactional_db) -> dict[str, str]:
-    """Committed users and tokens (the live server reads them from its own connections)."""
+    """Committed users of one team and their tokens (the live server reads them from its own
+    connections)."""
+    from memory.models import Team
+    from tests.conftest import join
+
+    team = Team.objects.get_or_create(slug="acme", defaults={"name": "Acme"})[0]
     User = get_user_model()
-    member = User.objects.create_user(username="ada")
-    reader = User.objects.create_user(username="rex")
+    member = join(User.objects.create_user(username="ada"), team, "member")
+    reader = join(User.objects.create_user(username="rex"), team, "reader")
     return {
         "member": token_create(user=member, scopes=["read", "write"])[1],
         "read_only": token_create(user=reader, scopes=["read"])[1],

@@ -335,3 +335,148 @@ def test_memlane_mcp_relays_over_stdio_and_ties_tool_calls_to_the_agent_session(
     replies = [json.loads(line) for line in relayed.stdout.splitlines()]
     assert relayed.returncode == 0 and [reply["id"] for reply in replies] == [1, 2]
     assert all("unreachable" in reply["error"]["message"] for reply in replies)
+
+
+# --- the wall between teams (DESIGN.md §11) --------------------------------------------------------
+
+ACME_FACT = "Acme's payment processor key rotation happens on the 3rd of each month via the vault job."
+
+
+def other_team_token(username: str, *, role: str = "owner", scopes=("read", "write", "curate"), projects=()):
+    """A committed token of a member of another team (globex), or of ``acme`` with ``projects``."""
+    from django.contrib.auth import get_user_model
+
+    from memory.models import Team
+    from memory.services.tokens import token_create
+    from tests.conftest import join
+
+    slug = "acme" if projects else "globex"
+    team = Team.objects.get_or_create(slug=slug, defaults={"name": slug.title()})[0]
+    person = join(get_user_model().objects.create_user(username=username), team, role)
+    return token_create(user=person, team=team, scopes=list(scopes), projects=projects)[1]
+
+
+def test_an_outsider_s_tools_and_resource_reach_nothing_of_another_team(lane_server, tokens):
+    from memory.models import DeniedAccess, FeedbackEvent, Memory
+
+    status, body = api(
+        lane_server,
+        tokens["member"],
+        "POST",
+        "/observations",
+        {"content": ACME_FACT, "entities": ["project:acme-payments"], "priority": "critical"},
+    )
+    assert status == 201
+    acme_id = body["memory"]["id"]
+    outsider = other_team_token("otto")
+
+    async def scenario():
+        async with session(lane_server, outsider) as client:
+            return {
+                "find": await client.call_tool(
+                    "memory_lane_find", {"query": "payment processor key rotation"}
+                ),
+                "alias": await client.call_tool(
+                    "semantic_memory_find", {"query": "when do acme keys rotate"}
+                ),
+                "by_entity": await client.call_tool(
+                    "memory_lane_find", {"query": "key rotation", "entities": ["project:acme-payments"]}
+                ),
+                "theirs": await client.call_tool(
+                    "memory_lane_feedback", {"id": acme_id, "signal": "harmful"}
+                ),
+                "missing": await client.call_tool(
+                    "memory_lane_feedback",
+                    {"id": "00000000-0000-0000-0000-000000000000", "signal": "harmful"},
+                ),
+                "context": await client.call_tool(
+                    "memory_lane_context", {"query": "payment key rotation", "project": "acme-payments"}
+                ),
+                "export": await client.read_resource("memory://export/MEMORY.md"),
+                "store": await client.call_tool(
+                    "memory_lane_store",
+                    {"information": ACME_FACT, "type": "insight", "entities": ["project:acme-payments"]},
+                ),
+            }
+
+    results = run(scenario())
+    for name in ("find", "alias", "by_entity", "context"):
+        assert not results[name].is_error, results[name].content
+        text = json.dumps(results[name].structured_content)
+        assert acme_id not in text and "vault job" not in text, name
+    assert results["find"].structured_content["results"] == []
+    assert results["by_entity"].structured_content["unknown_entities"] == ["project:acme-payments"]
+    assert results["context"].structured_content["items"] == []
+    assert "vault job" not in results["export"].contents[0].text
+
+    # Another team's id is refused exactly like a missing one, and the attempt is written down.
+    theirs, missing = results["theirs"], results["missing"]
+    assert theirs.is_error and missing.is_error
+    assert (
+        theirs.structured_content["error"]["code"]
+        == missing.structured_content["error"]["code"]
+        == "NOT_FOUND"
+    )
+    assert theirs.structured_content["error"]["message"].replace(
+        acme_id, "<id>"
+    ) == missing.structured_content["error"]["message"].replace(
+        "00000000-0000-0000-0000-000000000000", "<id>"
+    )
+    assert not FeedbackEvent.objects.filter(memory_id=acme_id).exists()
+    attempts = DeniedAccess.objects.filter(surface="mcp", team__slug="globex", user__username="otto")
+    assert sorted(attempt.reference for attempt in attempts) == sorted(
+        [acme_id, "00000000-0000-0000-0000-000000000000"]
+    )
+
+    # The same text stored through the outsider's token is a memory of their own team, not a NOOP.
+    stored = results["store"].structured_content
+    assert stored["operation"] == "ADD" and stored["memory"]["id"] != acme_id
+    assert Memory.objects.get(pk=stored["memory"]["id"]).team.slug == "globex"
+    status, found = api(lane_server, tokens["member"], "GET", "/search", query="?q=payment+key+rotation")
+    assert status == 200 and [hit["memory"]["id"] for hit in found["results"]] == [acme_id]
+
+
+def test_a_project_limited_token_finds_and_stores_only_in_its_projects(lane_server, tokens):
+    for content, project in (
+        (ACME_FACT, "project:acme-payments"),
+        ("The mobile app ships with fastlane.", "project:mobile-app"),
+    ):
+        status, _ = api(
+            lane_server,
+            tokens["member"],
+            "POST",
+            "/observations",
+            {"content": content, "entities": [project]},
+        )
+        assert status == 201
+    contractor = other_team_token(
+        "bob", role="member", scopes=("read", "write"), projects=["project:mobile-app"]
+    )
+
+    async def scenario():
+        async with session(lane_server, contractor) as client:
+            return (
+                await client.call_tool("memory_lane_find", {"query": "payment processor key rotation vault"}),
+                await client.call_tool("memory_lane_find", {"query": "how does the mobile app ship?"}),
+                await client.call_tool(
+                    "semantic_memory_store", {"information": "Release notes go out on Fridays."}
+                ),
+                await client.call_tool(
+                    "memory_lane_store",
+                    {
+                        "information": "Crash reports go to Sentry.",
+                        "type": "insight",
+                        "entities": ["project:mobile-app"],
+                    },
+                ),
+            )
+
+    other, own, unscoped, scoped = run(scenario())
+    assert "vault job" not in json.dumps(other.structured_content)
+    assert [hit["memory"]["content"] for hit in own.structured_content["results"]] == [
+        "The mobile app ships with fastlane."
+    ]
+    error = unscoped.structured_content["error"]
+    assert unscoped.is_error and error["code"] == "VALIDATION_ERROR" and list(error["fields"]) == ["entities"]
+    assert "limited to the projects project:mobile-app" in error["message"]
+    assert not scoped.is_error and scoped.structured_content["memory"]["entities"] == ["project:mobile-app"]
