@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from django import forms
+from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.contrib.auth.validators import UnicodeUsernameValidator
 
 from memory.models import (
     Agent,
@@ -10,11 +13,13 @@ from memory.models import (
     EntityType,
     ExtractionStatus,
     Maturity,
+    Membership,
     MemoryType,
     Priority,
     Scope,
     Signal,
     Status,
+    TeamRole,
 )
 
 
@@ -184,8 +189,15 @@ class TokenForm(DashboardForm):
         label="Scopes",
         choices=Scope.choices,
         widget=forms.CheckboxSelectMultiple,
-        initial=[Scope.READ, Scope.WRITE],
+        initial=[Scope.READ],
         error_messages={"required": "Pick at least one scope."},
+    )
+    projects = forms.CharField(
+        label="Projects",
+        required=False,
+        max_length=2000,
+        help_text="Optional: comma-separated project slugs (project:mobile-app). The token then sees and "
+        "writes only those projects. Empty: the whole team.",
     )
     expires_days = forms.IntegerField(
         label="Expires after (days)",
@@ -195,7 +207,85 @@ class TokenForm(DashboardForm):
         help_text="Empty: never.",
     )
 
-    def __init__(self, *args, curator: bool = False, **kwargs) -> None:
+    def __init__(self, *args, allowed_scopes=frozenset(Scope.values), **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        if not curator:  # the curate scope is for staff only; the API would refuse it anyway
-            self.fields["scopes"].choices = [(v, t) for v, t in Scope.choices if v != Scope.CURATE]
+        # Only the scopes the role allows are offered. The field still accepts every scope, so one
+        # above the role reaches token_create, which holds that rule and refuses it (InvalidScopes).
+        self.fields["scopes"].widget.choices = [(v, t) for v, t in Scope.choices if v in allowed_scopes]
+        self.fields["scopes"].initial = [
+            scope for scope in (Scope.READ, Scope.WRITE) if scope in allowed_scopes
+        ]
+
+    def clean_projects(self) -> list[str]:
+        from memory.services.tokens import InvalidScopes, parse_projects
+
+        try:
+            return parse_projects(self.cleaned_data["projects"])
+        except InvalidScopes as exc:
+            raise forms.ValidationError(str(exc)) from exc
+
+
+class MemberAddForm(DashboardForm):
+    username = forms.CharField(label="Username", max_length=150)
+    role = forms.ChoiceField(label="Role", choices=TeamRole.choices, initial=TeamRole.MEMBER)
+
+    def __init__(self, *args, team, **kwargs) -> None:
+        kwargs.setdefault("auto_id", "add-%s")
+        super().__init__(*args, **kwargs)
+        self.team = team
+
+    def clean_username(self):
+        username = self.cleaned_data["username"].strip()
+        user = get_user_model().objects.filter(username=username).first()
+        if user is None:
+            raise forms.ValidationError(f"No user “{username}”. Create one below.")
+        if Membership.objects.filter(team=self.team, user=user).exists():
+            raise forms.ValidationError(f"{username} is a member already; change their role in the list.")
+        return user
+
+
+class MemberCreateForm(DashboardForm):
+    """A new account (username and password) that joins the team at once."""
+
+    username = forms.CharField(
+        label="Username",
+        max_length=150,
+        validators=[UnicodeUsernameValidator()],
+        help_text="Letters, digits and @/./+/-/_ only.",
+    )
+    password = forms.CharField(
+        label="Password",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        help_text="Tell them to change it after their first login.",
+    )
+    role = forms.ChoiceField(label="Role", choices=TeamRole.choices, initial=TeamRole.MEMBER)
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("auto_id", "create-%s")
+        super().__init__(*args, **kwargs)
+
+    def clean_username(self) -> str:
+        username = self.cleaned_data["username"]
+        if get_user_model().objects.filter(username__iexact=username).exists():
+            raise forms.ValidationError(f"A user “{username}” exists already; add them above.")
+        return username
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if data.get("username") and data.get("password"):
+            user = get_user_model()(username=data["username"])
+            try:
+                validate_password(data["password"], user)
+            except forms.ValidationError as exc:
+                self.add_error("password", exc)
+        return data
+
+    def create_user(self):
+        return get_user_model().objects.create_user(
+            username=self.cleaned_data["username"], password=self.cleaned_data["password"]
+        )
+
+
+class MemberRoleForm(DashboardForm):
+    role = forms.ChoiceField(label="Role", choices=TeamRole.choices)

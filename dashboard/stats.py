@@ -1,11 +1,12 @@
-"""Read-only figures for the overview page: counts, rates and the series its charts draw."""
+"""Read-only figures for the overview page: counts, rates and the series its charts draw — each of
+one team's rows only."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from datetime import datetime, timedelta
 
-from django.db.models import Count
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from memory.models import (
@@ -28,11 +29,12 @@ def counts_by(queryset, field: str, choices) -> list[tuple[str, int]]:
     return [(value, found.get(value, 0)) for value in choices.values]
 
 
-def helpful_rate(days: int = 30, now: datetime | None = None) -> dict:
-    """Share of feedback in the last ``days`` that was helpful (explicit and implicit)."""
+def helpful_rate(team, days: int = 30, now: datetime | None = None) -> dict:
+    """Share of the team's feedback in the last ``days`` that was helpful (explicit and implicit)."""
     since = (now or timezone.now()) - timedelta(days=days)
     counts = dict(
-        FeedbackEvent.objects.filter(created_at__gte=since)
+        FeedbackEvent.objects.for_team(team)
+        .filter(created_at__gte=since)
         .values_list("signal")
         .annotate(n=Count("pk"))
         .values_list("signal", "n")
@@ -49,13 +51,19 @@ def helpful_rate(days: int = 30, now: datetime | None = None) -> dict:
     }
 
 
-def feedback_by_day(days: int = 30, now: datetime | None = None) -> tuple[list[str], dict[str, list[int]]]:
+def feedback_by_day(
+    team, days: int = 30, now: datetime | None = None
+) -> tuple[list[str], dict[str, list[int]]]:
     today = (now or timezone.now()).date()
     start = today - timedelta(days=days - 1)
     dates = [start + timedelta(days=i) for i in range(days)]
     index = {d: i for i, d in enumerate(dates)}
     series = {signal: [0] * days for signal in Signal.values}
-    events = FeedbackEvent.objects.filter(created_at__date__gte=start).values_list("created_at", "signal")
+    events = (
+        FeedbackEvent.objects.for_team(team)
+        .filter(created_at__date__gte=start)
+        .values_list("created_at", "signal")
+    )
     for created_at, signal in events:
         day = timezone.localtime(created_at).date()
         if day in index:
@@ -63,15 +71,18 @@ def feedback_by_day(days: int = 30, now: datetime | None = None) -> tuple[list[s
     return [d.strftime("%b %d") for d in dates], series
 
 
-def maturity_by_week(weeks: int = 12, now: datetime | None = None) -> tuple[list[str], dict[str, list[int]]]:
-    """How many of today's active memories were at each maturity at the end of each of the last
+def maturity_by_week(
+    team, weeks: int = 12, now: datetime | None = None
+) -> tuple[list[str], dict[str, list[int]]]:
+    """How many of the team's active memories of today were at each maturity at the end of each of the last
     ``weeks`` weeks, replayed from the audit log's maturity changes."""
     now = now or timezone.now()
     ends = [now - timedelta(weeks=weeks - 1 - i) for i in range(weeks)]
-    memories = list(Memory.objects.active().values_list("pk", "created_at", "maturity"))
+    memories = list(Memory.objects.for_team(team).active().values_list("pk", "created_at", "maturity"))
     changes: dict = defaultdict(list)
     for memory_id, created_at, diff in (
-        MemoryEvent.objects.filter(memory__status=Status.ACTIVE, diff__has_key="maturity")
+        MemoryEvent.objects.for_team(team)
+        .filter(memory__status=Status.ACTIVE, diff__has_key="maturity")
         .order_by("created_at", "pk")
         .values_list("memory_id", "created_at", "diff")
     ):
@@ -94,26 +105,33 @@ def maturity_by_week(weeks: int = 12, now: datetime | None = None) -> tuple[list
     return [end.strftime("%b %d") for end in ends], series
 
 
-def task_health() -> dict:
-    latest = TaskRun.objects.latest_per_task()
-    sessions = counts_by(Session.objects.all(), "extraction_status", ExtractionStatus)
+def task_health(team) -> dict:
+    """The latest run of each job the team sees (its own, or a scheduled one over every team) and
+    the extraction status of the team's sessions."""
+    latest = TaskRun.objects.filter(Q(team=team) | Q(team__isnull=True)).latest_per_task()
+    sessions = counts_by(Session.objects.for_team(team), "extraction_status", ExtractionStatus)
     return {
         "runs": [(task, latest.get(task)) for task in TaskName.values],
         "sessions": dict(sessions),
     }
 
 
-def overview(now: datetime | None = None) -> dict:
-    active = Memory.objects.active()
+def overview(team, now: datetime | None = None) -> dict:
+    memories = Memory.objects.for_team(team)
+    active = memories.active()
     return {
-        "total": Memory.objects.count(),
+        "total": memories.count(),
         "active": active.count(),
         "by_maturity": counts_by(active, "maturity", Maturity),
         "by_category": counts_by(active, "category", Category),
-        "by_status": counts_by(Memory.objects.all(), "status", Status),
-        "feedback": helpful_rate(now=now),
+        "by_status": counts_by(memories, "status", Status),
+        "feedback": helpful_rate(team, now=now),
     }
 
 
-def recent_activity(limit: int = 8):
-    return MemoryEvent.objects.select_related("actor", "memory").order_by("-created_at", "-pk")[:limit]
+def recent_activity(team, limit: int = 8):
+    return (
+        MemoryEvent.objects.for_team(team)
+        .select_related("actor", "memory")
+        .order_by("-created_at", "-pk")[:limit]
+    )

@@ -10,6 +10,7 @@ from dashboard.views import (
     reflections,
     review,
     sessions,
+    teams,
     tokens,
 )
 
@@ -54,4 +55,10 @@ urlpatterns = [
     path("export/download/", export.export_download, name="export_download"),
     path("tokens/", tokens.token_list, name="tokens"),
     path("tokens/<int:pk>/revoke/", tokens.token_revoke_view, name="token_revoke"),
+    path("team/", teams.team_switch, name="team_switch"),
+    path("members/", teams.member_list, name="members"),
+    path("members/add/", teams.member_add, name="member_add"),
+    path("members/create/", teams.member_create, name="member_create"),
+    path("members/<int:pk>/role/", teams.member_role, name="member_role"),
+    path("members/<int:pk>/remove/", teams.member_remove, name="member_remove"),
 ]

@@ -13,12 +13,12 @@ from memory.services.errors import MemoryLaneError
 from memory.services.export import export_memory_md
 
 
-def _export(form: ExportForm):
-    """(result, error) for the form's options."""
+def _export(request, form: ExportForm):
+    """(result, error) for the form's options, within the current team."""
     if not form.is_valid():
         return None, form_error(form)
     try:
-        return export_memory_md(project=form.cleaned_data["project"].strip() or None), ""
+        return export_memory_md(team=request.team, project=form.cleaned_data["project"].strip() or None), ""
     except MemoryLaneError as exc:
         return None, human_error(exc)
 
@@ -27,12 +27,15 @@ def _export(form: ExportForm):
 @member_required
 def export_preview(request):
     form = ExportForm(request.GET)
-    result, error = _export(form)
+    result, error = _export(request, form)
     context = {
         "form": form,
         "result": result,
         "error": error,
-        "projects": Entity.objects.canonical().filter(type=EntityType.PROJECT).order_by("slug")[:500],
+        "projects": Entity.objects.for_team(request.team)
+        .canonical()
+        .filter(type=EntityType.PROJECT)
+        .order_by("slug")[:500],
     }
     return render_page(
         request, "dashboard/export.html", context, partial="preview", status=422 if error else 200
@@ -42,7 +45,7 @@ def export_preview(request):
 @require_GET
 @member_required
 def export_download(request):
-    result, error = _export(ExportForm(request.GET))
+    result, error = _export(request, ExportForm(request.GET))
     if result is None:
         return HttpResponse(error, status=400, content_type="text/plain; charset=utf-8")
     response = HttpResponse(result.markdown, content_type="text/markdown; charset=utf-8")

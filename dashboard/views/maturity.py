@@ -11,9 +11,10 @@ from memory.models import Maturity, Memory
 PER_COLUMN = 12
 
 
-def board_context() -> dict:
-    """Active, current memories per maturity; each column shows its best by feedback score."""
-    live = Memory.objects.active().current().select_related("author")
+def board_context(team) -> dict:
+    """The team's active, current memories per maturity; each column shows its best by feedback
+    score."""
+    live = Memory.objects.for_team(team).active().current().select_related("author")
     columns = []
     for value, label in Maturity.choices:
         in_column = live.filter(maturity=value)
@@ -27,4 +28,4 @@ def board_context() -> dict:
 @require_GET
 @member_required
 def maturity_board(request):
-    return render_page(request, "dashboard/maturity.html", board_context(), partial="board")
+    return render_page(request, "dashboard/maturity.html", board_context(request.team), partial="board")

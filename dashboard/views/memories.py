@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.db.models import Q
-from django.http import Http404
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.forms import DeprecateForm, FeedbackForm, MaturityActionForm, MemoryFilterForm, SplitForm
-from dashboard.permissions import curator_required, is_curator, member_required, visible_memories
+from dashboard.permissions import (
+    curator_required,
+    get_or_404,
+    member_required,
+    visible_memories,
+    writer_required,
+)
 from dashboard.views.common import (
     form_error,
     human_error,
@@ -32,10 +37,11 @@ TEMPLATE = "dashboard/memories.html"
 SEARCH_LIMIT = 25
 
 
-def _search(form: MemoryFilterForm) -> tuple[list, str]:
+def _search(request, form: MemoryFilterForm) -> tuple[list, str]:
     """Search hits for the form's query and filters, and a note about filters search cannot apply."""
     data = form.cleaned_data
     outcome = memory_search(
+        team=request.team,
         query=data["q"],
         entities=[data["entity"]] if data.get("entity") else None,
         memory_type=data.get("type") or None,
@@ -60,7 +66,7 @@ def _search(form: MemoryFilterForm) -> tuple[list, str]:
 
 def _browse(request, form: MemoryFilterForm):
     data = form.cleaned_data
-    queryset = visible_memories(request.user).select_related("author")
+    queryset = visible_memories(request).select_related("author")
     for param, field in (
         ("type", "memory_type"),
         ("category", "category"),
@@ -72,7 +78,9 @@ def _browse(request, form: MemoryFilterForm):
             queryset = queryset.filter(**{field: data[param]})
     note = ""
     if data.get("entity"):
-        resolution = entity_service.resolve_references([data["entity"]], create=False).raise_if_ambiguous()
+        resolution = entity_service.resolve_references(
+            [data["entity"]], team=request.team, create=False
+        ).raise_if_ambiguous()
         if resolution.entities:
             queryset = queryset.mentioning(entity.pk for entity in resolution.entities)
         else:
@@ -85,14 +93,14 @@ def _browse(request, form: MemoryFilterForm):
 @require_GET
 @member_required
 def memory_list(request):
-    form = MemoryFilterForm(request.GET, curator=is_curator(request.user))
+    form = MemoryFilterForm(request.GET, curator=request.membership.can_curate)
     context: dict = {"form": form, "hits": None, "page": None, "note": "", "error": ""}
     if not form.is_valid():
         context["error"] = form_error(form)
     else:
         try:
             if form.cleaned_data["q"].strip():
-                context["hits"], context["note"] = _search(form)
+                context["hits"], context["note"] = _search(request, form)
             else:
                 context["page"], context["note"] = _browse(request, form)
         except MemoryLaneError as exc:
@@ -102,22 +110,15 @@ def memory_list(request):
     return render_page(request, TEMPLATE, context, partial="results")
 
 
-def _feedback_target(user, pk) -> Memory:
-    memory = visible_memories(user).filter(pk=pk).first()
-    if memory is None:
-        raise Http404("No such memory.")
-    return memory
-
-
 @require_POST
-@member_required
+@writer_required
 def memory_feedback(request, pk):
-    memory = _feedback_target(request.user, pk)
+    memory = get_or_404(request, visible_memories(request), "memory", pk=pk)
     form = FeedbackForm(request.POST)
     context: dict = {}
     if not form.is_valid():
         context["error"] = form_error(form)
-    elif not Memory.objects.servable().filter(pk=memory.pk).exists():
+    elif not Memory.objects.for_team(request.team).servable().filter(pk=memory.pk).exists():
         context["error"] = "Only active, current memories that are not deprecated can be rated."
     else:
         try:
@@ -138,7 +139,9 @@ def memory_feedback(request, pk):
         else:
             messages.success(request, f"Recorded: {context['feedback_given']}.")
         return redirect(safe_next(request, reverse("dashboard:memory_detail", args=[memory.pk])))
-    context["memory"] = with_entities([Memory.objects.select_related("author").get(pk=memory.pk)])[0]
+    context["memory"] = with_entities(
+        [Memory.objects.for_team(request.team).select_related("author").get(pk=memory.pk)]
+    )[0]
     context["next_url"] = request.htmx.current_url_abs_path or ""
     return render_page(
         request, TEMPLATE, context, partial="card", status=422 if context.get("error") else 200
@@ -165,25 +168,31 @@ def supersession_chain(memory: Memory) -> list[Memory]:
 @require_GET
 @member_required
 def memory_detail(request, pk):
-    memory = get_object_or_404(
-        visible_memories(request.user).select_related(
+    visible = visible_memories(request)
+    memory = get_or_404(
+        request,
+        visible.select_related(
             "author", "reviewed_by", "session", "superseded_by", "inverted_from", "condensed_into"
         ),
+        "memory",
         pk=pk,
     )
     with_entities([memory])
+    team = request.team
     context = {
         "memory": memory,
-        "unresolved": EntityMention.objects.filter(memory=memory, resolved=False),
-        "events": MemoryEvent.objects.filter(memory_ref=memory.pk).select_related("actor")[:200],
-        "feedback": FeedbackEvent.objects.filter(memory=memory).select_related("user", "session")[:200],
+        "unresolved": EntityMention.objects.for_team(team).filter(memory=memory, resolved=False),
+        "events": MemoryEvent.objects.for_team(team)
+        .filter(memory_ref=memory.pk)
+        .select_related("actor")[:200],
+        "feedback": FeedbackEvent.objects.for_team(team)
+        .filter(memory=memory)
+        .select_related("user", "session")[:200],
         "chain": supersession_chain(memory),
-        "sources": visible_memories(request.user).filter(reflections=memory),
-        "reflections": visible_memories(request.user)
-        .filter(Q(sources=memory) | Q(pk=memory.condensed_into_id))
-        .distinct(),
-        "inversions": visible_memories(request.user).filter(inverted_from=memory),
-        "servable": Memory.objects.servable().filter(pk=memory.pk).exists(),
+        "sources": visible.filter(reflections=memory),
+        "reflections": visible.filter(Q(sources=memory) | Q(pk=memory.condensed_into_id)).distinct(),
+        "inversions": visible.filter(inverted_from=memory),
+        "servable": Memory.objects.for_team(team).servable().filter(pk=memory.pk).exists(),
         "deprecate_form": DeprecateForm(),
         "multiplier": setting("MATURITY_MULTIPLIERS").get(memory.maturity),
         "can_promote": memory.maturity in (Maturity.CANDIDATE, Maturity.ESTABLISHED),
@@ -196,7 +205,7 @@ def memory_detail(request, pk):
 @curator_required
 def memory_split(request, pk):
     """Store a text this memory absorbed (a NOOP) as a memory of its own."""
-    memory = get_object_or_404(Memory, pk=pk)
+    memory = get_or_404(request, Memory.objects.for_team(request.team), "memory", pk=pk)
     form = SplitForm(request.POST)
     if not form.is_valid():
         messages.error(request, form_error(form))
@@ -230,7 +239,7 @@ def apply_maturity_action(memory: Memory, form: MaturityActionForm, actor) -> st
 def memory_maturity(request, pk):
     """Promote, deprecate or reset from the detail page (a redirect back) or the maturity board
     (the board, re-rendered: the memory moves to its new column)."""
-    memory = get_object_or_404(Memory, pk=pk)
+    memory = get_or_404(request, Memory.objects.for_team(request.team), "memory", pk=pk)
     form = MaturityActionForm(request.POST)
     notice = error = ""
     if not form.is_valid():
@@ -241,7 +250,7 @@ def memory_maturity(request, pk):
         except MemoryLaneError as exc:
             error = human_error(exc)
     if request.htmx:
-        context = {**board_context(), "notice": notice, "error": error}
+        context = {**board_context(request.team), "notice": notice, "error": error}
         return render_page(
             request, "dashboard/maturity.html", context, partial="board", status=422 if error else 200
         )
@@ -253,9 +262,9 @@ def memory_maturity(request, pk):
 
 
 @require_POST
-@curator_required
+@curator_required  # DESIGN.md §6: curators delete (and the API's curate scope)
 def memory_delete(request, pk):
-    memory = get_object_or_404(Memory, pk=pk)
+    memory = get_or_404(request, Memory.objects.for_team(request.team), "memory", pk=pk)
     curation.memory_delete(memory=memory, actor=request.user)
     messages.success(request, "Deleted. The audit log keeps a record of its content.")
     return redirect("dashboard:memories")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.db.models import Prefetch
-from django.shortcuts import get_object_or_404, redirect
+from django.db.models import Prefetch, Q
+from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
-from dashboard.permissions import curator_required, fragment_of, member_required, visible_memories
+from dashboard.permissions import curator_required, fragment_of, get_or_404, member_required, visible_memories
 from dashboard.views.common import human_error, paginate, render_page, with_entities
 from memory.models import Kind, TaskName, TaskRun, TaskRunStatus
 from memory.services.errors import MemoryLaneError
@@ -16,10 +16,16 @@ TEMPLATE = "dashboard/reflections.html"
 FINISHED = (TaskRunStatus.DONE, TaskRunStatus.FAILED)
 
 
+def team_runs(team):
+    """The reflection runs a team sees: its own (Run now) and the scheduled ones over every team,
+    whose summaries the template leaves out (they count other teams' memories too)."""
+    return TaskRun.objects.filter(Q(team=team) | Q(team__isnull=True), task=TaskName.REFLECT)
+
+
 @require_GET
 @member_required
 def reflection_list(request):
-    visible = visible_memories(request.user)
+    visible = visible_memories(request)
     reflections = (
         visible.filter(kind=Kind.REFLECTION)
         .prefetch_related(
@@ -29,7 +35,7 @@ def reflection_list(request):
     )
     page = paginate(request, reflections)
     page.object_list = with_entities(page.object_list)
-    run = TaskRun.objects.filter(task=TaskName.REFLECT).first()
+    run = team_runs(request.team).first()
     context = {"page": page, "run": run, "polling": run is not None and run.status not in FINISHED}
     return render_page(request, TEMPLATE, context, partial="list")
 
@@ -40,7 +46,7 @@ def reflection_run(request):
     from memory.services.reflection import reflection_queue  # the pipeline's service (issue 5)
 
     try:
-        run = reflection_queue(user=request.user)
+        run = reflection_queue(team=request.team, user=request.user)
     except MemoryLaneError as exc:
         if not request.htmx:
             messages.error(request, human_error(exc))
@@ -60,7 +66,7 @@ def reflection_run(request):
 def reflection_run_status(request, pk):
     """The run's progress box. While the run is queued or running it polls itself every second;
     when the run finishes, the list reloads once (the "reflections-changed" event)."""
-    run = get_object_or_404(TaskRun, pk=pk, task=TaskName.REFLECT)
+    run = get_or_404(request, team_runs(request.team), "reflection run", pk=pk)
     polling = run.status not in FINISHED
     response = render_page(request, TEMPLATE, {"run": run, "polling": polling}, partial="run")
     if not polling and request.htmx:

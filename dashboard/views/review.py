@@ -4,12 +4,12 @@ changed facts the upsert found, to confirm, undo or keep both."""
 from __future__ import annotations
 
 from django.contrib import messages
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from dashboard.forms import FactChangeForm, MemoryEditForm, MergeForm, RejectForm
-from dashboard.permissions import curator_required, fragment_of
+from dashboard.permissions import curator_required, denied, fragment_of, get_or_404
 from dashboard.views.common import form_error, human_error, paginate, render_page, with_entities
 from memory.conf import setting
 from memory.models import FactChange, Memory, Status
@@ -29,9 +29,9 @@ FILTERS = {
 }
 
 
-def _memory(pk) -> Memory:
-    memory = get_object_or_404(Memory.objects.select_related("author", "session", "reviewed_by"), pk=pk)
-    return with_entities([memory])[0]
+def _memory(request, pk) -> Memory:
+    queryset = Memory.objects.for_team(request.team).select_related("author", "session", "reviewed_by")
+    return with_entities([get_or_404(request, queryset, "memory", pk=pk)])[0]
 
 
 def _item(request, memory: Memory, *, status: int = 200, **extra):
@@ -49,9 +49,9 @@ def _item(request, memory: Memory, *, status: int = 200, **extra):
 @curator_required
 def review_queue(request):
     shown = request.GET.get("show", "")
-    queue = curation.review_queue()
+    queue = curation.review_queue(team=request.team)
     counts = {name: queue.filter(**flt).count() for name, flt in FILTERS.items()}
-    changes = factchanges.open_fact_changes()
+    changes = factchanges.open_fact_changes(team=request.team)
     counts["changed"] = changes.count()
     context = {"shown": shown, "counts": counts, "total": sum(counts.values())}
     if shown == "changed":
@@ -71,7 +71,8 @@ def review_queue(request):
 @curator_required
 def review_fact(request, pk):
     """Confirm, undo or keep both of a changed fact; the card is swapped for its outcome."""
-    change = get_object_or_404(FactChange.objects.select_related("old", "new"), pk=pk)
+    changes = FactChange.objects.for_team(request.team).select_related("old", "new")
+    change = get_or_404(request, changes, "changed fact", pk=pk)
     form = FactChangeForm(request.POST)
     error = None
     if form.is_valid():
@@ -97,36 +98,38 @@ def review_fact(request, pk):
 @curator_required
 @fragment_of("dashboard:review")
 def review_item(request, pk):
-    return _item(request, _memory(pk))
+    return _item(request, _memory(request, pk))
 
 
 @require_POST
 @curator_required
 def review_approve(request, pk):
-    memory = _memory(pk)
+    memory = _memory(request, pk)
     try:
         memory = curation.memory_approve(memory=memory, actor=request.user)
     except MemoryLaneError as exc:
         return _item(request, memory, error=human_error(exc), status=422)
-    return _item(request, _memory(memory.pk), done="approved", notice="Approved: it is active now.")
+    return _item(request, _memory(request, memory.pk), done="approved", notice="Approved: it is active now.")
 
 
 @require_POST
 @curator_required
 def review_reject(request, pk):
-    memory = _memory(pk)
+    memory = _memory(request, pk)
     form = RejectForm(request.POST)
     if not form.is_valid():
         return _item(request, memory, error=form_error(form), status=422)
     memory = curation.memory_reject(memory=memory, actor=request.user, reason=form.cleaned_data["reason"])
-    return _item(request, _memory(memory.pk), done="rejected", notice="Rejected: it will not be served.")
+    return _item(
+        request, _memory(request, memory.pk), done="rejected", notice="Rejected: it will not be served."
+    )
 
 
 @require_http_methods(["GET", "POST"])
 @curator_required
 @fragment_of("dashboard:review")
 def review_edit(request, pk):
-    memory = _memory(pk)
+    memory = _memory(request, pk)
     if request.method == "GET":
         return render_page(
             request, TEMPLATE, {"memory": memory, "form": MemoryEditForm.for_memory(memory)}, partial="edit"
@@ -139,7 +142,7 @@ def review_edit(request, pk):
         except MemoryLaneError as exc:
             error = human_error(exc)
         else:
-            return _item(request, _memory(memory.pk), notice="Saved.")
+            return _item(request, _memory(request, memory.pk), notice="Saved.")
     if not request.htmx:
         messages.error(request, error or form_error(form))
         return redirect("dashboard:review")
@@ -151,14 +154,15 @@ def review_edit(request, pk):
 @curator_required
 @fragment_of("dashboard:review")
 def review_merge(request, pk):
-    memory = _memory(pk)
+    memory = _memory(request, pk)
     context = {"memory": memory, "candidates": curation.merge_candidates(memory=memory)}
     if request.method == "GET":
         return render_page(request, TEMPLATE, context, partial="merge")
     form = MergeForm(request.POST)
     if form.is_valid():
-        target = Memory.objects.filter(pk=form.cleaned_data["chosen"]).first()
+        target = Memory.objects.for_team(request.team).filter(pk=form.cleaned_data["chosen"]).first()
         if target is None:
+            denied(request, "memory", form.cleaned_data["chosen"])  # recorded; answered as a form error
             context["error"] = "No memory has that id."
         else:
             try:
@@ -166,7 +170,9 @@ def review_merge(request, pk):
             except MemoryLaneError as exc:
                 context["error"] = human_error(exc)
             else:
-                return _item(request, _memory(memory.pk), done="merged", target=target, notice="Merged.")
+                return _item(
+                    request, _memory(request, memory.pk), done="merged", target=target, notice="Merged."
+                )
     else:
         context["error"] = form_error(form)
     if not request.htmx:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.db.models import Count, Q
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.forms import SessionFilterForm
-from dashboard.permissions import curator_required, fragment_of, member_required, visible_memories
+from dashboard.permissions import curator_required, fragment_of, get_or_404, member_required, visible_memories
 from dashboard.views.common import human_error, paginate, render_page, with_entities
 from memory.models import ExtractionStatus, Recall, Session
 from memory.services.errors import MemoryLaneError
@@ -21,8 +21,12 @@ TRANSCRIPT_PAGE = 100
 @member_required
 def session_list(request):
     form = SessionFilterForm(request.GET)
-    queryset = Session.objects.select_related("user", "project").annotate(
-        message_count=Count("messages", distinct=True), memory_count=Count("memories", distinct=True)
+    queryset = (
+        Session.objects.for_team(request.team)
+        .select_related("user", "project")
+        .annotate(
+            message_count=Count("messages", distinct=True), memory_count=Count("memories", distinct=True)
+        )
     )
     if form.is_valid():
         if query := form.cleaned_data["q"].strip():
@@ -41,14 +45,15 @@ def session_list(request):
     return render_page(request, "dashboard/sessions.html", context, partial="list")
 
 
-def _session(pk) -> Session:
-    return get_object_or_404(Session.objects.select_related("user", "project"), pk=pk)
+def _session(request, pk) -> Session:
+    sessions = Session.objects.for_team(request.team).select_related("user", "project")
+    return get_or_404(request, sessions, "session", pk=pk)
 
 
 @require_GET
 @member_required
 def session_detail(request, pk):
-    session = _session(pk)
+    session = _session(request, pk)
     messages = session.messages.order_by("seq")
     evidence = _evidence_range(request)
     if evidence and "page" not in request.GET:
@@ -57,14 +62,14 @@ def session_detail(request, pk):
         request.GET = request.GET.copy()
         request.GET["page"] = str(before // TRANSCRIPT_PAGE + 1)
     transcript = paginate(request, messages, per_page=TRANSCRIPT_PAGE)
+    visible = visible_memories(request)
     context = {
         "session": session,
         "transcript": transcript,
         "evidence": evidence,
-        "extracted": with_entities(
-            visible_memories(request.user).filter(session=session).order_by("created_at")
-        ),
-        "recalls": Recall.objects.filter(session=session, memory__in=visible_memories(request.user))
+        "extracted": with_entities(visible.filter(session=session).order_by("created_at")),
+        "recalls": Recall.objects.for_team(request.team)
+        .filter(session=session, memory__in=visible)
         .select_related("memory")
         .order_by("rank"),
     }
@@ -85,7 +90,7 @@ def _evidence_range(request) -> tuple[int, int] | None:
 @fragment_of("dashboard:session_detail", with_pk=True)
 def session_status(request, pk):
     """The extraction status box; it polls itself while a re-run is pending or running."""
-    session = _session(pk)
+    session = _session(request, pk)
     polling = request.GET.get("poll") == "1" and session.extraction_status in (
         ExtractionStatus.PENDING,
         ExtractionStatus.RUNNING,
@@ -98,7 +103,7 @@ def session_status(request, pk):
 def session_rerun(request, pk):
     from memory.services.extraction import extraction_requeue  # the pipeline's service (issue 5)
 
-    session = _session(pk)
+    session = _session(request, pk)
     error = ""
     try:
         session = extraction_requeue(session=session, user=request.user)
@@ -111,7 +116,7 @@ def session_rerun(request, pk):
             messages.success(request, "Extraction queued again.")
         return redirect("dashboard:session_detail", pk=session.pk)
     context = {
-        "session": _session(session.pk),
+        "session": _session(request, session.pk),
         "polling": not error,
         "error": error,
         "notice": "" if error else "Queued.",

@@ -1,16 +1,18 @@
-"""API tokens: each person creates, lists and revokes their own. A new token is shown once."""
+"""API tokens of the current team. Each person creates tokens of their own membership, with scopes
+their role allows and an optional project allow-list; owners see and revoke every token of the
+team, others only their own. A new token is shown once."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
 from django.contrib import messages
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import redirect
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
 from dashboard.forms import TokenForm
-from dashboard.permissions import is_curator, member_required
+from dashboard.permissions import get_or_404, member_required
 from dashboard.views.common import render_page
 from memory.models import ApiToken
 from memory.services.tokens import InvalidScopes, token_create, token_revoke
@@ -18,28 +20,36 @@ from memory.services.tokens import InvalidScopes, token_create, token_revoke
 TEMPLATE = "dashboard/tokens.html"
 
 
+def _tokens(request):
+    """The tokens this person manages: the whole team's for an owner, their own otherwise."""
+    if request.membership.is_owner:
+        return ApiToken.objects.filter(membership__team=request.team).select_related("user")
+    return ApiToken.objects.filter(membership=request.membership).select_related("user")
+
+
+def _form(request, data=None) -> TokenForm:
+    return TokenForm(data, allowed_scopes=request.membership.scopes)
+
+
 def _context(request, form: TokenForm, **extra) -> dict:
-    return {
-        "form": form,
-        "tokens": ApiToken.objects.filter(user=request.user).order_by("-created_at"),
-        **extra,
-    }
+    return {"form": form, "tokens": _tokens(request).order_by("-created_at"), **extra}
 
 
 @require_http_methods(["GET", "POST"])
 @member_required
 def token_list(request):
-    curator = is_curator(request.user)
     if request.method == "GET":
-        return render_page(request, TEMPLATE, _context(request, TokenForm(curator=curator)))
-    form = TokenForm(request.POST, curator=curator)
+        return render_page(request, TEMPLATE, _context(request, _form(request)))
+    form = _form(request, request.POST)
     if not form.is_valid():
         return render_page(request, TEMPLATE, _context(request, form), status=422)
     days = form.cleaned_data["expires_days"]
     try:
         token, key = token_create(
             user=request.user,
+            team=request.team,
             scopes=form.cleaned_data["scopes"],
+            projects=form.cleaned_data["projects"],
             name=form.cleaned_data["name"].strip(),
             expires_at=timezone.now() + timedelta(days=days) if days else None,
         )
@@ -47,9 +57,7 @@ def token_list(request):
         form.add_error("scopes", str(exc))
         return render_page(request, TEMPLATE, _context(request, form), status=422)
     # Rendered, not redirected: the key exists only in this response and is never stored.
-    response = render_page(
-        request, TEMPLATE, _context(request, TokenForm(curator=curator), new_token=token, new_key=key)
-    )
+    response = render_page(request, TEMPLATE, _context(request, _form(request), new_token=token, new_key=key))
     response["Cache-Control"] = "no-store"
     return response
 
@@ -57,7 +65,8 @@ def token_list(request):
 @require_POST
 @member_required
 def token_revoke_view(request, pk):
-    token = get_object_or_404(ApiToken, pk=pk, user=request.user)  # someone else's token is a 404
+    # Someone else's token (unless an owner asks) or another team's is a 404, recorded.
+    token = get_or_404(request, _tokens(request), "token", pk=pk)
     token = token_revoke(token=token)
     if not request.htmx:
         messages.success(request, f"Token {token.prefix}… revoked.")

@@ -17,7 +17,7 @@
 
   const MESSAGES = {
     400: "The server could not use that input.",
-    403: "You are not allowed to do that (curators only), or your session expired — reload the page.",
+    403: "Your role in this team does not allow that, or your session expired — reload the page.",
     404: "That no longer exists — it may have been deleted or merged. Reload the page.",
     405: "That action is not available here.",
     413: "That is too large to send.",

@@ -94,11 +94,13 @@ def _backdate_maturity_events(memory, when) -> None:
     )
 
 
-def seed(*, member, curator) -> dict:
+def seed(*, team, member, curator) -> dict:
+    """Everything of the team memory, in ``team``."""
     now = timezone.now()
     created = []
     for i, (content, memory_type, category, priority, entities) in enumerate(OBSERVATIONS):
         result = memory_store(
+            team=team,
             content=content,
             memory_type=memory_type,
             category=category,
@@ -127,6 +129,7 @@ def seed(*, member, curator) -> dict:
             feedback_record(memory=created[index], signal=signal, user=voter, created_at=when)
             _backdate_maturity_events(created[index], when)
     quarantined = memory_store(
+        team=team,
         content=QUARANTINED_TEXT,
         memory_type="workflow_note",
         author=member,
@@ -134,6 +137,7 @@ def seed(*, member, curator) -> dict:
         agent_name="opencode",
     ).memory
     pending = memory_store(
+        team=team,
         content="Deploy previews live on the staging-eu cluster since March.",
         status="pending_review",
         category="architecture",
@@ -141,10 +145,11 @@ def seed(*, member, curator) -> dict:
     ).memory
 
     session = Session.objects.create(
+        team=team,
         user=member,
         external_id="claude-7f3a9c21",
         agent="claude-code",
-        project=entity_get_or_create("project:billing-api"),
+        project=entity_get_or_create("project:billing-api", team=team),
         started_at=now - timedelta(hours=3),
         ended_at=now - timedelta(hours=2, minutes=40),
         duration_ms=20 * 60 * 1000,
@@ -160,24 +165,28 @@ def seed(*, member, curator) -> dict:
     SessionMessage.objects.bulk_create(
         [
             SessionMessage(
+                team=team,
                 session=session,
                 seq=1,
                 role="user",
                 content="Retried webhooks charge customers twice. Can you fix it?",
             ),
             SessionMessage(
+                team=team,
                 session=session,
                 seq=2,
                 role="assistant",
                 content="I'll look at the webhook handler in src/payments.",
             ),
             SessionMessage(
+                team=team,
                 session=session,
                 seq=3,
                 role="user",
                 content="No, don't call stripe directly — always go through the gateway.",
             ),
             SessionMessage(
+                team=team,
                 session=session,
                 seq=4,
                 role="assistant",
@@ -186,6 +195,7 @@ def seed(*, member, curator) -> dict:
         ]
     )
     extracted = memory_store(
+        team=team,
         content="Stripe webhooks are retried; handlers must be idempotent (store the event id).",
         memory_type="insight",
         category="gotcha",
@@ -196,6 +206,7 @@ def seed(*, member, curator) -> dict:
     ).memory
 
     reflection = memory_store(
+        team=team,
         content="Payments: always go through payments/gateway.py and make webhook handlers idempotent.",
         kind="reflection",
         source="reflection",
@@ -205,13 +216,15 @@ def seed(*, member, curator) -> dict:
     ).memory
     reflection.sources.add(created[0], extracted)
 
-    mark_r, mark_s = entity_get_or_create("person:mark-robinson"), entity_get_or_create("person:mark-smith")
+    mark_r = entity_get_or_create("person:mark-robinson", team=team)
+    mark_s = entity_get_or_create("person:mark-smith", team=team)
     mark_r.aliases = ["Mark"]
     mark_r.save(update_fields=["aliases"])
     mark_s.aliases = ["Mark"]
     mark_s.save(update_fields=["aliases"])
     # Both have the alias "Mark", so storing this records an ambiguous mention for the queue.
     ambiguous = memory_store(
+        team=team,
         content="Mark asked that release branches be cut on Mondays.",
         author=member,
         memory_type="decision",
@@ -225,6 +238,7 @@ def seed(*, member, curator) -> dict:
         (TaskName.REFLECT, TaskRunStatus.DONE),
     ):
         TaskRun.objects.create(
+            team=team,
             task=task,
             status=status,
             progress_done=10,
@@ -234,7 +248,7 @@ def seed(*, member, curator) -> dict:
             started_at=now - timedelta(hours=5),
             finished_at=now - timedelta(hours=5),
         )
-    token_create(user=curator, scopes=["read", "write", "curate"], name="laptop claude-code")
+    token_create(user=curator, team=team, scopes=["read", "write", "curate"], name="laptop claude-code")
     return {
         "memories": created,
         "quarantined": quarantined,

@@ -1,5 +1,6 @@
 """Who may open which page and call which action: anonymous → login, member → read and rate,
-curator → everything. A member calling a curator action by URL gets 403."""
+curator → curate, owner → everything (members, every token, delete). A member calling a curator
+action by URL gets 403. Readers and people of another team: tests/dashboard/test_teams.py."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ READ_PAGES = [
     "/export/download/",
     "/tokens/",
 ]
+OWNER_PAGES = ["/members/"]
 CURATOR_PAGES = [
     "/review/",
     "/review/{quarantined}/",
@@ -44,18 +46,25 @@ CURATOR_ACTIONS = [
     ),
     ("/review/{quarantined}/merge/", {"target": "{memory}"}),
     ("/memories/{memory}/maturity/", {"action": "promote"}),
-    ("/memories/{memory}/delete/", {}),
     ("/entities/merge/", {"source": "person:mark-smith", "target": "person:mark-robinson"}),
     ("/entities/{entity}/aliases/", {"aliases": "Mark R"}),
     ("/entities/mentions/{mention}/resolve/", {"slug": "person:mark-robinson"}),
     ("/entities/mentions/{mention}/dismiss/", {}),
     ("/sessions/{session}/rerun/", {}),
     ("/reflections/run/", {}),
+    ("/memories/{memory}/delete/", {}),
 ]
 MEMBER_ACTIONS = [
     ("/memories/{memory}/feedback/", {"signal": "helpful"}),
     ("/tokens/", {"name": "laptop", "scopes": ["read"]}),
     ("/tokens/{member_token}/revoke/", {}),
+    ("/team/", {"team": "acme"}),
+]
+OWNER_ACTIONS = [
+    ("/members/add/", {"username": "newbie", "role": "member"}),
+    ("/members/create/", {"username": "fresh", "password": "a long enough password 1", "role": "reader"}),
+    ("/members/{member_membership}/role/", {"role": "reader"}),
+    ("/members/{member_membership}/remove/", {}),
 ]
 
 
@@ -83,14 +92,14 @@ def form(data: dict, world: dict) -> dict:
     return {k: v.format(**world) if isinstance(v, str) else v for k, v in data.items()}
 
 
-@pytest.mark.parametrize("path", READ_PAGES + CURATOR_PAGES)
+@pytest.mark.parametrize("path", READ_PAGES + CURATOR_PAGES + OWNER_PAGES)
 def test_anonymous_visitors_are_sent_to_the_login_page(client, world, path):
     response = client.get(url(path, world))
     assert response.status_code == 302
     assert response["Location"].startswith("/login/?next=")
 
 
-@pytest.mark.parametrize("path,data", CURATOR_ACTIONS + MEMBER_ACTIONS)
+@pytest.mark.parametrize("path,data", CURATOR_ACTIONS + MEMBER_ACTIONS + OWNER_ACTIONS)
 def test_anonymous_writes_are_sent_to_the_login_page(client, world, path, data):
     response = client.post(url(path, world), form(data, world))
     assert response.status_code == 302 and response["Location"].startswith("/login/")
@@ -122,11 +131,22 @@ def test_a_fragment_opened_in_the_browser_redirects_to_its_page(clients, world, 
     assert response.status_code == 302 and response["Location"] == url(page, world)
 
 
+@pytest.mark.parametrize("path", READ_PAGES + CURATOR_PAGES + OWNER_PAGES)
+def test_owners_read_every_page(clients, world, path):
+    assert get(clients["owner"], path, world).status_code == 200
+
+
 @pytest.mark.parametrize("path", CURATOR_PAGES)
 def test_members_cannot_open_curator_pages(clients, world, path):
     response = get(clients["member"], path, world)
     assert response.status_code == 403
     assert b"Only curators" in response.content
+
+
+@pytest.mark.parametrize("role", ["member", "curator"])
+def test_only_owners_open_the_members_page(clients, world, role):
+    response = clients[role].get("/members/")
+    assert response.status_code == 403 and b"Only owners" in response.content
 
 
 @pytest.mark.parametrize("path,data", CURATOR_ACTIONS)
@@ -135,13 +155,30 @@ def test_members_cannot_call_curator_actions_by_url(clients, world, path, data):
     assert response.status_code == 403
 
 
+@pytest.mark.parametrize("role", ["member", "curator"])
+@pytest.mark.parametrize("path,data", OWNER_ACTIONS)
+def test_members_and_curators_cannot_call_owner_actions_by_url(clients, world, role, path, data):
+    response = clients[role].post(url(path, world), form(data, world))
+    assert response.status_code == 403
+
+
 @pytest.mark.parametrize("path,data", CURATOR_ACTIONS + MEMBER_ACTIONS)
-def test_curators_can_call_every_action(clients, world, path, data, curator):
+def test_curators_can_call_every_curator_and_member_action(clients, world, path, data, curator):
     if "{member_token}" in path:  # a curator revokes their own token, not a member's
         path = path.replace("{member_token}", "{curator_token}")
     if "/rerun/" in path:
         Session.objects.filter(pk=world["session"]).update(ended_at="2025-01-01T00:00:00Z")
     response = clients["curator"].post(url(path, world), form(data, world))
+    assert response.status_code in (200, 302), response.content[:500]
+
+
+@pytest.mark.parametrize("path,data", CURATOR_ACTIONS + MEMBER_ACTIONS + OWNER_ACTIONS)
+def test_owners_can_call_every_action(clients, world, path, data, django_user_model):
+    django_user_model.objects.create_user(username="newbie")
+    if "/rerun/" in path:
+        Session.objects.filter(pk=world["session"]).update(ended_at="2025-01-01T00:00:00Z")
+    # An owner revokes any token of the team: the member's here.
+    response = clients["owner"].post(url(path, world), form(data, world))
     assert response.status_code in (200, 302), response.content[:500]
 
 
@@ -180,10 +217,18 @@ def test_members_see_no_curator_controls(clients, world):
 
 
 def test_curators_see_their_controls(clients, world):
-    assert 'href="/review/"' in clients["curator"].get("/").content.decode()
+    overview = clients["curator"].get("/").content.decode()
+    assert 'href="/review/"' in overview and 'href="/members/"' not in overview
     detail = clients["curator"].get(url("/memories/{memory}/", world)).content.decode()
     assert "Promote" in detail and "Deprecate" in detail and "Delete permanently" in detail
     assert 'value="curate"' in clients["curator"].get("/tokens/").content.decode()
+
+
+def test_owners_see_every_control(clients, world):
+    overview = clients["owner"].get("/").content.decode()
+    assert 'href="/review/"' in overview and 'href="/members/"' in overview
+    detail = clients["owner"].get(url("/memories/{memory}/", world)).content.decode()
+    assert "Promote" in detail and "Delete permanently" in detail and "Helpful" in detail
 
 
 def test_get_is_refused_on_write_urls(clients, world):

@@ -47,8 +47,8 @@ def browser():
 
 
 @pytest.fixture
-def data(member, curator, embedder):
-    return seed(member=member, curator=curator)
+def data(team, member, curator, embedder):
+    return seed(team=team, member=member, curator=curator)
 
 
 class Visit:
@@ -277,12 +277,12 @@ def test_screenshots_of_every_page(browser, live_server, as_curator, data, size)
     assert Memory.objects.exists()
 
 
-def test_a_curator_reviews_a_changed_fact_side_by_side_and_undoes_it(as_curator, embedder):
+def test_a_curator_reviews_a_changed_fact_side_by_side_and_undoes_it(as_curator, team, embedder):
     from memory.models import FactChange
     from memory.services.store import memory_store
 
-    old = memory_store(content="Always pin Node 18 for the billing service.").memory
-    new = memory_store(content="Always pin Node 20 for the billing service.").memory
+    old = memory_store(team=team, content="Always pin Node 18 for the billing service.").memory
+    new = memory_store(team=team, content="Always pin Node 20 for the billing service.").memory
     change = FactChange.objects.get()
     visit = as_curator()
     visit.go("/review/?show=changed")
@@ -299,11 +299,11 @@ def test_a_curator_reviews_a_changed_fact_side_by_side_and_undoes_it(as_curator,
     assert old.superseded_by is None and new.status == "rejected"
 
 
-def test_a_curator_splits_a_reinforcement_out_of_a_memory(as_curator, embedder):
+def test_a_curator_splits_a_reinforcement_out_of_a_memory(as_curator, team, embedder):
     from memory.services.store import memory_store
 
-    original = memory_store(content="Don't cache the auth responses.").memory
-    memory_store(content="Do not cache the auth responses.")
+    original = memory_store(team=team, content="Don't cache the auth responses.").memory
+    memory_store(team=team, content="Do not cache the auth responses.")
     visit = as_curator()
     visit.go(f"/memories/{original.pk}/")
     panel = visit.page.locator(".reinforcements")
@@ -311,3 +311,70 @@ def test_a_curator_splits_a_reinforcement_out_of_a_memory(as_curator, embedder):
     panel.get_by_role("button", name="Split out").click()
     expect(visit.page.get_by_role("status").or_(visit.page.locator(".messages"))).to_contain_text("Split out")
     assert Memory.objects.filter(content="Do not cache the auth responses.").exists()
+
+
+def test_the_team_switcher_changes_what_the_memories_page_shows(
+    browser, live_server, member, team, other_team, embedder
+):
+    from memory.services.store import memory_store
+    from tests.conftest import join
+
+    join(member, other_team, "reader")
+    memory_store(team=team, content="Acme deploys from the release branch every Tuesday.")
+    memory_store(team=other_team, content="Globex keeps its invoices in the ledger service.")
+    visit = Visit(browser, live_server, "mia", "pw-mia-12345")
+    try:
+        visit.go("/memories/")
+        cards = visit.page.locator(".memory-card")
+        expect(cards).to_have_count(1)
+        expect(cards.first).to_contain_text("Acme deploys")
+        switcher = visit.page.get_by_label("Team")
+        expect(switcher.locator("option")).to_have_count(2)  # only the teams she belongs to
+        switcher.select_option("globex")
+        visit.page.get_by_role("button", name="Switch").click()
+        expect(visit.page).to_have_url(re.compile(r"/memories/$"))
+        expect(cards).to_have_count(1)
+        expect(cards.first).to_contain_text("Globex keeps its invoices")
+        expect(visit.page.get_by_text("Acme deploys")).to_have_count(0)
+        # A reader of globex: nothing to rate there.
+        expect(cards.first.get_by_role("button", name="Helpful")).to_have_count(0)
+        expect(visit.page.locator("#team-switch")).to_have_value("globex")
+    finally:
+        visit.close()
+    phone = Visit(browser, live_server, "mia", "pw-mia-12345", "phone")
+    try:
+        phone.go("/memories/")
+        expect(phone.page.get_by_label("Team")).to_be_visible()
+        overflow = phone.page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"the switcher makes the page {overflow}px wider than a phone"
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        phone.page.screenshot(path=SCREENSHOTS / "team-switcher-phone.png")
+    finally:
+        phone.close()
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_an_owner_changes_a_role_on_the_members_page_in_place(
+    browser, live_server, owner, member, team, size
+):
+    from memory.models import Membership
+
+    visit = Visit(browser, live_server, "olga", "pw-olga-12345", size)
+    try:
+        visit.go("/members/")
+        membership = Membership.objects.get(user=member, team=team)
+        row = visit.page.locator(f"#member-{membership.pk}")
+        expect(row).to_contain_text("mia")
+        visit.mark()
+        row.get_by_label("Role of mia").select_option("curator")
+        row.get_by_role("button", name="Change role").click()
+        expect(row).to_contain_text("mia is a curator now")
+        visit.assert_not_reloaded()
+        overflow = visit.page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"the members page is {overflow}px wider than the {size} screen"
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        visit.page.screenshot(path=SCREENSHOTS / f"members-{size}.png", full_page=True)
+    finally:
+        visit.close()
+    membership.refresh_from_db()
+    assert membership.role == "curator"

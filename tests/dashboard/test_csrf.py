@@ -6,21 +6,20 @@ import pytest
 from django.test import Client
 
 from memory.models import Memory
-from tests.dashboard.test_access import CURATOR_ACTIONS, MEMBER_ACTIONS, form, url
+from tests.dashboard.test_access import CURATOR_ACTIONS, MEMBER_ACTIONS, OWNER_ACTIONS, form, url
 
 pytestmark = pytest.mark.usefixtures("embedder")
 
 
 @pytest.fixture
-def strict(curator) -> Client:
+def strict(owner) -> Client:
     client = Client(enforce_csrf_checks=True)
-    client.force_login(curator)
+    client.force_login(owner)
     return client
 
 
-@pytest.mark.parametrize("path,data", CURATOR_ACTIONS + MEMBER_ACTIONS)
+@pytest.mark.parametrize("path,data", CURATOR_ACTIONS + MEMBER_ACTIONS + OWNER_ACTIONS)
 def test_a_post_without_the_csrf_token_is_refused(strict, world, path, data):
-    path = path.replace("{member_token}", "{curator_token}")
     response = strict.post(url(path, world), form(data, world))
     assert response.status_code == 403
     assert b"CSRF" in response.content

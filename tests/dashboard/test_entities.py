@@ -12,8 +12,11 @@ HTMX = {"HX-Request": "true"}
 
 
 @pytest.fixture
-def marks(db):
-    return entity_get_or_create("person:mark-robinson"), entity_get_or_create("person:mark-smith")
+def marks(team):
+    return (
+        entity_get_or_create("person:mark-robinson", team=team),
+        entity_get_or_create("person:mark-smith", team=team),
+    )
 
 
 @pytest.fixture
@@ -49,13 +52,13 @@ def test_picking_a_candidate_resolves_the_mention(clients, ambiguous, marks):
     assert ambiguous.resolved and ambiguous.entity == marks[1]
 
 
-def test_a_new_slug_creates_the_entity(clients, ambiguous):
+def test_a_new_slug_creates_the_entity(clients, team, ambiguous):
     priya = EntityMention.objects.get(raw="Priya")
     clients["curator"].post(
         f"/entities/mentions/{priya.pk}/resolve/", {"slug": "person:priya-shah"}, headers=HTMX
     )
     priya.refresh_from_db()
-    assert priya.resolved and Entity.objects.get(slug="person:priya-shah").name == "Priya Shah"
+    assert priya.resolved and Entity.objects.get(team=team, slug="person:priya-shah").name == "Priya Shah"
 
 
 @pytest.mark.parametrize("slug,message", [("", "Pick or type the entity"), ("Priya", "Give a slug such as")])

@@ -11,10 +11,10 @@ pytestmark = pytest.mark.usefixtures("embedder")
 HTMX = {"HX-Request": "true"}
 
 
-def test_the_board_has_a_column_per_maturity_with_counts(clients, member, active_memory, store):
+def test_the_board_has_a_column_per_maturity_with_counts(clients, team, member, active_memory, store):
     established = store("Release notes come from PR titles.", category="workflow")
     for index in range(3):
-        feedback_record(memory=established, signal="helpful", user=voter(index))
+        feedback_record(memory=established, signal="helpful", user=voter(index, team))
     html = clients["member"].get("/maturity/").content.decode()
     for column in ("Candidate", "Established", "Proven", "Deprecated"):
         assert column in html

@@ -26,9 +26,9 @@ def test_browsing_lists_newest_first_with_filters(clients, store):
     assert str(workflow.pk) in by_type and str(gotcha.pk) not in by_type
 
 
-def test_browsing_pages_through_many_memories(clients, store):
+def test_browsing_pages_through_many_memories(clients, team, store):
     for i in range(21):
-        Memory.objects.create(content=f"Memory number {i}", content_hash=f"h{i}", status="active")
+        Memory.objects.create(team=team, content=f"Memory number {i}", content_hash=f"h{i}", status="active")
     first = clients["member"].get("/memories/").content.decode()
     assert "Page 1 of 2" in first and "Memory number 20" in first and "Memory number 0<" not in first
     second = clients["member"].get("/memories/?page=2").content.decode()
@@ -84,9 +84,9 @@ def test_search_with_filters_and_an_empty_result(clients, active_memory):
         ("?entity=Mark", "could mean person:mark-robinson or person:mark-smith"),
     ],
 )
-def test_bad_searches_are_readable_errors(clients, active_memory, query, message):
-    entity_get_or_create("person:mark-robinson")
-    entity_get_or_create("person:mark-smith")
+def test_bad_searches_are_readable_errors(clients, team, active_memory, query, message):
+    entity_get_or_create("person:mark-robinson", team=team)
+    entity_get_or_create("person:mark-smith", team=team)
     response = clients["member"].get("/memories/" + query)
     assert response.status_code == 200
     assert message in response.content.decode()
@@ -190,6 +190,8 @@ def test_an_unknown_maturity_action_is_a_readable_error(clients, active_memory):
 
 
 def test_delete_removes_the_memory_and_keeps_the_audit_entry(clients, active_memory):
+    # Curators delete (DESIGN.md §6, as the API's curate scope); a member may not.
+    assert clients["member"].post(f"/memories/{active_memory.pk}/delete/").status_code == 403
     response = clients["curator"].post(f"/memories/{active_memory.pk}/delete/", follow=True)
     assert response.redirect_chain[-1][0] == "/memories/" and "Deleted." in response.content.decode()
     assert not Memory.objects.filter(pk=active_memory.pk).exists()

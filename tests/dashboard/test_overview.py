@@ -21,10 +21,10 @@ def test_a_new_install_explains_how_memories_arrive(clients, db):
     assert "No active memories yet." in html and "never" in html  # empty charts and jobs
 
 
-def test_the_overview_counts_rates_and_lists_activity(clients, member, active_memory, quarantined):
+def test_the_overview_counts_rates_and_lists_activity(clients, team, member, active_memory, quarantined):
     feedback_record(memory=active_memory, signal="helpful", user=member)
     feedback_record(memory=active_memory, signal="irrelevant", user=member)
-    TaskRun.objects.create(task="decay", status="failed", error="disk full")
+    TaskRun.objects.create(task="decay", status="failed", error="disk full", team=team)
     html = clients["member"].get("/").content.decode()
     assert "50%" in html and "1 of 2 ratings" in html
     assert "disk full" in html and "quarantined" in html
@@ -32,35 +32,35 @@ def test_the_overview_counts_rates_and_lists_activity(clients, member, active_me
     assert active_memory.content[:40] in html  # recent activity
 
 
-def test_helpful_rate_counts_the_last_30_days(member, active_memory):
+def test_helpful_rate_counts_the_last_30_days(team, member, active_memory):
     feedback_record(memory=active_memory, signal="helpful", user=member)
     feedback_record(
         memory=active_memory, signal="harmful", user=member, created_at=timezone.now() - timedelta(days=40)
     )
-    rate = stats.helpful_rate()
+    rate = stats.helpful_rate(team)
     assert (rate["total"], rate["helpful"], rate["rate"]) == (1, 1, 100)
 
 
-def test_feedback_by_day_buckets_signals(member, active_memory):
+def test_feedback_by_day_buckets_signals(team, member, active_memory):
     feedback_record(
         memory=active_memory, signal="helpful", user=member, created_at=timezone.now() - timedelta(days=2)
     )
     feedback_record(memory=active_memory, signal="harmful", user=member)
-    labels, series = stats.feedback_by_day(days=30)
+    labels, series = stats.feedback_by_day(team, days=30)
     assert len(labels) == 30 and series["helpful"][27] == 1 and series["harmful"][29] == 1
 
 
-def test_maturity_by_week_replays_the_audit_log(member, active_memory):
+def test_maturity_by_week_replays_the_audit_log(team, member, active_memory):
     just_after_three_weeks_ago = timezone.now() - timedelta(weeks=3) + timedelta(days=1)
     type(active_memory).objects.filter(pk=active_memory.pk).update(
         created_at=timezone.now() - timedelta(weeks=5)
     )
     for index in range(3):
-        feedback_record(memory=active_memory, signal="helpful", user=voter(index))
+        feedback_record(memory=active_memory, signal="helpful", user=voter(index, team))
     MemoryEvent.objects.filter(memory=active_memory, action="maturity").update(
         created_at=just_after_three_weeks_ago
     )
-    labels, series = stats.maturity_by_week(weeks=6)
+    labels, series = stats.maturity_by_week(team, weeks=6)
     assert series["candidate"] == [1, 1, 1, 0, 0, 0]
     assert series["established"] == [0, 0, 0, 1, 1, 1]
 

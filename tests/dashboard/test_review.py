@@ -108,11 +108,11 @@ def test_edit_saves_and_re_embeds(clients, pending):
         ({"content": "x" * 8001}, "at most 8000 characters"),
     ],
 )
-def test_bad_edits_come_back_as_readable_errors(clients, pending, change, message):
+def test_bad_edits_come_back_as_readable_errors(clients, team, pending, change, message):
     from memory.services.entities import entity_get_or_create
 
-    entity_get_or_create("person:mark-robinson")
-    entity_get_or_create("person:mark-smith")
+    entity_get_or_create("person:mark-robinson", team=team)
+    entity_get_or_create("person:mark-smith", team=team)
     data = {
         "content": "Fine.",
         "memory_type": "insight",

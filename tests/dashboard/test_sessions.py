@@ -12,8 +12,9 @@ HTMX = {"HX-Request": "true"}
 
 
 @pytest.fixture
-def session(member):
+def session(team, member):
     session = Session.objects.create(
+        team=team,
         user=member,
         external_id="claude-abc",
         agent="claude-code",
@@ -29,7 +30,11 @@ def session(member):
     SessionMessage.objects.bulk_create(
         [
             SessionMessage(
-                session=session, seq=i, role="user" if i % 2 else "assistant", content=f"message {i}"
+                team=team,
+                session=session,
+                seq=i,
+                role="user" if i % 2 else "assistant",
+                content=f"message {i}",
             )
             for i in range(1, 4)
         ]
@@ -76,16 +81,19 @@ def test_the_status_box_stops_polling_when_extraction_is_done(clients, session):
     assert "every 2s" not in html and "done" in html
 
 
-def test_re_running_an_open_session_is_a_readable_error(clients, member):
-    open_session = Session.objects.create(user=member, external_id="still-going")
+def test_re_running_an_open_session_is_a_readable_error(clients, team, member):
+    open_session = Session.objects.create(team=team, user=member, external_id="still-going")
     response = clients["curator"].post(f"/sessions/{open_session.pk}/rerun/", headers=HTMX)
     assert response.status_code == 422 and "has not ended" in response.content.decode()
 
 
-def test_long_transcripts_are_paginated(clients, member):
-    session = Session.objects.create(user=member, external_id="long")
+def test_long_transcripts_are_paginated(clients, team, member):
+    session = Session.objects.create(team=team, user=member, external_id="long")
     SessionMessage.objects.bulk_create(
-        [SessionMessage(session=session, seq=i, role="user", content=f"line {i}") for i in range(1, 151)]
+        [
+            SessionMessage(team=team, session=session, seq=i, role="user", content=f"line {i}")
+            for i in range(1, 151)
+        ]
     )
     first = clients["member"].get(f"/sessions/{session.pk}/").content.decode()
     assert "line 100<" in first and "line 101<" not in first and "Messages 1–100 of 150" in first
