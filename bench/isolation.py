@@ -11,6 +11,9 @@ must not reach. An attempt *leaks* when
 - a list, search, context or export shows a word, id or slug of a row the caller may not see;
 - afterwards, a row of the other team (or project) changed.
 
+The contractor's limit is its token's: it is probed on REST and MCP; signed in to the dashboard the
+same person is a member of acme and sees the team.
+
 Run: ``python -m bench.isolation [--no-mcp]``. Prints a table of attempts and leaks by surface, the
 raw-SQL row-level-security check when the database has it, then one line of JSON.
 """
@@ -21,6 +24,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import sys
 import uuid
 from collections import Counter
@@ -51,11 +55,13 @@ class Caller:
     user: object
     key: str
     team: object
+    limited: bool = False  # a token with a project allow-list
 
 
 def seed():
     """The two teams, their people, tokens and rows. Returns (callers, sides by caller name)."""
     from django.contrib.auth import get_user_model
+    from django.db import connection
 
     from memory.models import Entity, FactChange, Memory, Session
     from memory.services.sessions import messages_append, session_start
@@ -64,6 +70,10 @@ def seed():
     from memory.services.tokens import token_create
 
     User = get_user_model()
+    # Integer ids of six digits, so an id in a page is told from the other numbers it shows.
+    with connection.cursor() as cursor:
+        for table in ("memory_entity", "memory_factchange", "memory_entitymention"):
+            cursor.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), 100000)")
     teams = {slug: team_create(slug=slug) for slug in ("acme", "globex")}
     projects = {"acme": ("payments", "mobile-app"), "globex": ("payments", "web-shop")}
     words = "zorbulate quintaxel mirvolent plathyrine cravendish ostrogule fembrick yandolith"
@@ -134,7 +144,7 @@ def seed():
     key = token_create(
         user=contractor, team=teams["acme"], scopes=["read", "write"], projects=["project:mobile-app"]
     )[1]
-    callers.append(Caller("acme contractor (mobile-app)", contractor, key, teams["acme"]))
+    callers.append(Caller("acme contractor (mobile-app)", contractor, key, teams["acme"], limited=True))
     victims = {}
     for caller in callers:
         if caller.name.startswith("acme contractor"):
@@ -184,12 +194,20 @@ def shows(body: str, side: Side) -> str | None:
     return None
 
 
+# What differs between two renderings of one page whatever they show: the masked CSRF token and the
+# CSP nonce are new in every response.
+PER_RESPONSE = re.compile(r"[A-Za-z0-9]{64}|nonce=\"[^\"]*\"|nonce-[A-Za-z0-9+/=_-]+")
+
+
+def normalized(response, ref: str) -> str:
+    body = re.sub(
+        rf"(?<![0-9A-Za-z-]){re.escape(ref)}(?![0-9A-Za-z-])", "ID", response.content.decode(errors="replace")
+    )
+    return PER_RESPONSE.sub("", body)
+
+
 def same_as_missing(first, second, real: str, missing: str) -> bool:
-    if first.status_code != second.status_code:
-        return False
-    return first.content.decode(errors="replace").replace(real, "ID") == second.content.decode(
-        errors="replace"
-    ).replace(missing, "ID")
+    return first.status_code == second.status_code and normalized(first, real) == normalized(second, missing)
 
 
 def probe_rest(caller: Caller, side: Side, tally: Tally) -> None:
@@ -221,7 +239,7 @@ def probe_rest(caller: Caller, side: Side, tally: Tally) -> None:
             ("get", "/changed-facts/{}", None),
             ("post", "/changed-facts/{}", {"action": "undo"}),
         ):
-            by_id.append((method, path, body, str(change), str(900000 + change)))
+            by_id.append((method, path, body, str(change), str(800000 + change)))
     for method, path, body, real, missing in by_id:
         responses = []
         for ref in (real, missing):
@@ -252,6 +270,8 @@ def probe_rest(caller: Caller, side: Side, tally: Tally) -> None:
         else:
             response = client.post(api + path, params, format="json")
         body = response.content.decode(errors="replace")
+        if "q" in params:  # a search answers with the question it was asked
+            body = body.replace(params["q"], "")
         found = shows(body, side)
         entity_leak = (
             path.startswith("/entities")
@@ -259,10 +279,19 @@ def probe_rest(caller: Caller, side: Side, tally: Tally) -> None:
             and any(slug in body for slug in side.only_slugs)
         )
         tally.check("rest", bool(found or entity_leak), f"{caller.name} {method} {path} {params}: {found}")
-    # A write naming the other side's project lands in the caller's own team (or is refused).
+
+
+def write_rest(caller: Caller, side: Side, tally: Tally) -> None:
+    """A store naming the other side's project lands in the caller's own team (or is refused); run
+    after every read, since the caller's team then has a project of that slug of its own. The rows
+    check after the run says whether anything of the other side changed."""
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {caller.key}")
     for slug in side.only_slugs:
         client.post(
-            api + "/observations",
+            "/api/v1/observations",
             {"content": f"Deploys of {slug} need the release checklist first.", "entities": [slug]},
             format="json",
         )
@@ -294,12 +323,12 @@ def probe_dashboard(caller: Caller, side: Side, tally: Tally) -> None:
         )
     ]
     attempts += [
-        (m, p, str(pk), str(900000 + pk))
+        (m, p, str(pk), str(800000 + pk))
         for pk in side.entity_pks
         for m, p in (("get", "/entities/{}/"), ("post", "/entities/{}/aliases/"))
     ]
     attempts += [
-        (m, "/review/changed/{}/", str(pk), str(900000 + pk))
+        (m, "/review/changed/{}/", str(pk), str(800000 + pk))
         for pk in side.change_ids
         for m in ("get", "post")
     ]
@@ -314,6 +343,8 @@ def probe_dashboard(caller: Caller, side: Side, tally: Tally) -> None:
     lists += [f"/memories/?q={word}" for word in side.words] + ["/memories/"]
     for path in lists:
         body = client.get(path).content.decode(errors="replace")
+        if "?q=" in path:  # the search box shows the question it was asked
+            body = body.replace(path.split("?q=", 1)[1], "")
         found = shows(body, side)
         tally.check("dashboard", bool(found), f"{caller.name} GET {path}: {found}")
 
@@ -334,7 +365,8 @@ async def probe_mcp_async(base: str, caller: Caller, side: Side, tally: Tally) -
 
         for word in side.words:
             for name in ("memory_lane_find", "semantic_memory_find"):
-                body = await text(name, {"query": f"{word} service deploy"})
+                query = f"{word} service deploy"
+                body = (await text(name, {"query": query})).replace(query, "")  # the answer repeats it
                 tally.check("mcp", bool(shows(body, side)), f"{caller.name} {name} {word}")
             body = await text("memory_lane_context", {"query": word})
             tally.check("mcp", bool(shows(body, side)), f"{caller.name} context {word}")
@@ -459,9 +491,12 @@ def main(argv: list[str] | None = None) -> int:
         before = {slug: snapshot(side.team) for slug, side in sides.items()}
         for caller in callers:
             probe_rest(caller, victims[caller.name], tally)
-            probe_dashboard(caller, victims[caller.name], tally)
+            if not caller.limited:  # a project allow-list is the token's; the person is a member
+                probe_dashboard(caller, victims[caller.name], tally)
         if not args.no_mcp:
             probe_mcp(callers, victims, tally)
+        for caller in callers:
+            write_rest(caller, victims[caller.name], tally)
         for slug, side in sides.items():
             after = snapshot(side.team)
             for part, value in before[slug].items():
