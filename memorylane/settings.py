@@ -734,6 +734,11 @@ MEMORY_LANE: dict = {
     # a changed shared_buffers restarts it once). PostgreSQL's default of 128MB holds a quarter of a
     # 100,000-memory table with its indexes (512 MB); 1GB holds all of it.
     "EMBEDDED_POSTGRES_SETTINGS": {"shared_buffers": "1GB"},
+    # Requests act for their team under PostgreSQL row-level security (migration 0014, the second
+    # wall). Off by default: under a policy PostgreSQL does not use the GIN index for a search's
+    # words (`@@` is not leakproof), which cost search over HTTP ~40 ms at p95 on 10,000 memories
+    # (README "Teams"). The wall in the code holds either way.
+    "ROW_LEVEL_SECURITY": False,
     # manage.py export_data / import_data: rows per written batch.
     "BACKUP_BATCH_SIZE": 500,
     # The optional LLM (MEMORYLANE_LLM_URL, OpenAI-compatible chat completions)

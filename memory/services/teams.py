@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from django.contrib.auth import get_user_model
 from django.db import DatabaseError, connection, transaction
 
+from memory.conf import setting
 from memory.models import ROLE_SCOPES, DeniedAccess, Membership, Team, TeamRole
 from memory.services.errors import InvalidInput, MemoryLaneError, NotFound
 
@@ -157,8 +158,8 @@ def denied_access_record(*, team: Team, user=None, token=None, surface: str, kin
 
 # --- the second wall: PostgreSQL row-level security (migration 0014) -------------------------------
 #
-# A request acts for its team as WALL_ROLE with ``memorylane.team_id`` set: the database then shows
-# and accepts only that team's rows, whatever a query forgets. Both are set for the connection while
+# With ROW_LEVEL_SECURITY on, a request acts for its team as WALL_ROLE with ``memorylane.team_id``
+# set: the database then shows and accepts only that team's rows, whatever a query forgets. Both are set for the connection while
 # the request holds it and reset when it ends (memorylane.middleware.TeamWallMiddleware), not with
 # SET LOCAL: a request is not one transaction (Django's autocommit), and SET LOCAL outside one does
 # nothing. Code that acts for every team (migrations, commands, the scheduled jobs) runs as the
@@ -182,8 +183,14 @@ def row_security_available() -> bool:
 
 
 def enter_team(team: Team) -> None:
-    """Act for ``team`` on this connection until :func:`leave_team`."""
-    if team is None or not row_security_available():
+    """A request acts for ``team`` on this connection until :func:`leave_team`, when the
+    ROW_LEVEL_SECURITY setting is on."""
+    if team is not None and setting("ROW_LEVEL_SECURITY"):
+        _enter(team)
+
+
+def _enter(team: Team) -> None:
+    if not row_security_available():
         return
     with connection.cursor() as cursor:
         cursor.execute(
@@ -209,12 +216,13 @@ def leave_team() -> None:
 
 @contextmanager
 def acting_for(team: Team) -> Iterator[None]:
-    """Run the block as ``team`` under row-level security (tasks, commands, tests)."""
+    """Run the block as ``team`` under row-level security whatever the setting (tests, and code
+    that asks for the wall by name)."""
     previous = getattr(connection, "_memory_lane_team", None)
-    enter_team(team)
+    _enter(team)
     try:
         yield
     finally:
         leave_team()
         if previous is not None:
-            enter_team(Team(pk=previous))
+            _enter(Team(pk=previous))

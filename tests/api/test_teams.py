@@ -587,13 +587,14 @@ def test_a_signed_in_user_of_no_team_is_refused(client, db):
 # --- the second wall ------------------------------------------------------------------------------
 
 
-def test_a_view_that_forgot_the_team_filter_still_shows_nothing_of_another_team(acme, monkeypatch):
-    """The API acts for its caller's team under row-level security (DESIGN.md §11): were a view to
-    read every team's memories, the database would still return only the caller's."""
+def test_a_view_that_forgot_the_team_filter_still_shows_nothing_of_another_team(acme, monkeypatch, settings):
+    """With ROW_LEVEL_SECURITY on, the API acts for its caller's team under row-level security
+    (DESIGN.md §11): were a view to read every team's memories, the database would still return only
+    the caller's."""
     from memory.services.teams import row_security_available
 
-    if not row_security_available():
-        pytest.skip("this database account may not create the row-level security role")
+    settings.MEMORY_LANE = {**settings.MEMORY_LANE, "ROW_LEVEL_SECURITY": True}
+    assert row_security_available()
     import api.access
 
     monkeypatch.setattr(api.access, "team_memories", lambda caller: Memory.objects.all())
