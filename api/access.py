@@ -33,10 +33,7 @@ from memory.models import (
 from memory.services.entities import normalize_slug
 from memory.services.errors import InvalidInput, NotFound
 from memory.services.sessions import session_resolve, session_start
-from memory.services.teams import denied_access_record, enter_team, memberships_of
-
-# The dashboard keeps the team it shows in the session under this key (a team slug).
-SESSION_TEAM_KEY = "team"
+from memory.services.teams import current_membership, denied_access_record, enter_team, memberships_of
 
 
 @dataclass(frozen=True)
@@ -87,13 +84,9 @@ def caller_of_token(token: ApiToken, *, surface: str) -> Caller:
 def dashboard_membership(request) -> Membership | None:
     """The membership a dashboard session acts through: the team it chose (the session's ``team``
     slug) when the user still belongs to it, else their first team by slug."""
-    memberships = memberships_of(getattr(request, "user", None))
-    session = getattr(request, "session", None)
-    chosen = session.get(SESSION_TEAM_KEY) if session is not None else None
-    for membership in memberships:
-        if membership.team.slug == chosen:
-            return membership
-    return memberships[0] if memberships else None
+    return current_membership(
+        memberships_of(getattr(request, "user", None)), getattr(request, "session", None)
+    )
 
 
 def caller_of(request) -> Caller | None:

@@ -21,9 +21,15 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 
 from memory.models import Membership, Memory, Status
-from memory.services.teams import denied_access_record, enter_team, memberships_of
+from memory.services.teams import (
+    SESSION_TEAM_KEY,
+    current_membership,
+    denied_access_record,
+    enter_team,
+    memberships_of,
+)
 
-TEAM_SESSION_KEY = "team"
+TEAM_SESSION_KEY = SESSION_TEAM_KEY  # where the switcher writes the chosen team
 _UNRESOLVED = object()
 
 
@@ -34,8 +40,7 @@ def resolve_team(request) -> Membership | None:
         return request._membership
     user = getattr(request, "user", None)
     memberships = memberships_of(user) if user is not None else []
-    wanted = request.session.get(TEAM_SESSION_KEY) if hasattr(request, "session") else None
-    chosen = next((m for m in memberships if m.team.slug == wanted), memberships[0] if memberships else None)
+    chosen = current_membership(memberships, getattr(request, "session", None))
     request._membership = chosen
     request.membership = chosen
     request.memberships = memberships

@@ -113,6 +113,18 @@ def memberships_of(user) -> list[Membership]:
     return list(Membership.objects.filter(user=user).select_related("team").order_by("team__slug"))
 
 
+# A signed-in session keeps the team it shows under this key (a team slug): the dashboard's switcher
+# writes it; the dashboard and the API read it.
+SESSION_TEAM_KEY = "team"
+
+
+def current_membership(memberships: list[Membership], session) -> Membership | None:
+    """Of a person's ``memberships``, the one their ``session`` acts through: the team it chose
+    when they still belong to it, else their first team by slug."""
+    chosen = session.get(SESSION_TEAM_KEY) if session is not None else None
+    return next((m for m in memberships if m.team.slug == chosen), memberships[0] if memberships else None)
+
+
 def membership_for(user, team: Team | str | None = None) -> Membership:
     """``user``'s membership of ``team`` (a Team or a slug); without one, their only team's. Raises
     NotAMember, or TeamRequired naming the choices when the user belongs to several teams."""
