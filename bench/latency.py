@@ -269,9 +269,9 @@ def bench_member(username: str, team, role: str = "member"):
     return user
 
 
-def bulk_load(items: list[dict], vectors, *, rebuild_index: bool, team) -> dict:
+def bulk_load(items: list[dict], vectors, *, rebuild_index: bool, team, analyze: bool = True) -> dict:
     """Write what the store service would write for ``items`` (memories and entity mentions) into
-    ``team``, fast."""
+    ``team``, fast (``analyze``: then vacuum and analyze the tables)."""
     from django.db import connection, transaction
     from django.utils import timezone
 
@@ -319,7 +319,7 @@ def bulk_load(items: list[dict], vectors, *, rebuild_index: bool, team) -> dict:
                     for slug in item["entities"]
                 ]
             )
-        if (start // step) % 25 == 0:
+        if (start // step) % 25 == 0 and len(items) > 25 * step:
             print(f"  loaded {start + len(chunk)} / {len(items)}", file=sys.stderr)
     timings["bulk_insert_seconds"] = round(time.perf_counter() - started, 1)
     if rebuild_index:
@@ -338,6 +338,8 @@ def bulk_load(items: list[dict], vectors, *, rebuild_index: bool, team) -> dict:
                 "WITH (m = 16, ef_construction = 64)"
             )
         timings["hnsw_build_seconds"] = round(time.perf_counter() - started, 1)
+    if not analyze:
+        return timings
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE memory_memory")
         cursor.execute("ANALYZE memory_entitymention")
@@ -583,6 +585,203 @@ def profile(label: str, run, count: int, top: int = 12) -> dict:
     return by_part
 
 
+# --- many teams ------------------------------------------------------------------------------------
+
+
+def team_slug(index: int) -> str:
+    return f"bench-{index:03d}"
+
+
+def load_teams(args) -> dict:
+    """``args.teams`` teams of ``args.memories // args.teams`` memories each (synthetic vectors, as
+    for a million: the module docstring), loaded in bulk, team after team. The table's own HNSW
+    index is dropped first and not built again: a search of a team in a deployment of several never
+    scans it (search.memory_search plans an exact scan of the team's memories, or its own index),
+    and building it over a million vectors would take most of an hour on two cores. So the cost it
+    adds to a store is not in the store figures of such a run."""
+    from django.db import connection
+
+    from memory.models import Memory, Team
+    from memory.services.team_indexes import team_sizes
+    from memory.services.teams import team_create
+
+    per_team = args.memories // args.teams
+    info: dict = {"per_team": per_team}
+    sizes = team_sizes()
+    loaded = {
+        team.slug for team in Team.objects.filter(slug__startswith="bench-") if sizes.get(team.pk) == per_team
+    }
+    missing = [index for index in range(args.teams) if team_slug(index) not in loaded]
+    info["already_loaded"] = args.teams - len(missing)
+    if not missing:
+        return info
+    items = synthetic_memories(per_team * args.teams, seed=args.seed)
+    vectors, info["synthetic"] = synthetic_vectors(items, args.seed)
+    with connection.cursor() as cursor:
+        cursor.execute("DROP INDEX IF EXISTS memory_embedding_hnsw")
+    started = time.perf_counter()
+    for index in missing:
+        team = Team.objects.filter(slug=team_slug(index)).first() or team_create(slug=team_slug(index))
+        Memory.objects.filter(team=team).delete()  # a load cut short half-way is loaded again
+        chunk = slice(index * per_team, (index + 1) * per_team)
+        bulk_load(items[chunk], vectors[chunk], rebuild_index=False, team=team, analyze=False)
+        print(f"  team {index + 1} / {args.teams} loaded", file=sys.stderr)
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE memory_memory")
+        cursor.execute("ANALYZE memory_entitymention")
+    info["bulk_insert_seconds"] = round(time.perf_counter() - started, 1)
+    return info
+
+
+def single_team_baseline(args) -> dict:
+    """The same measures on a deployment of one team of ``args.memories // args.teams`` memories:
+    this module run again in a child process, on its own database."""
+    import subprocess
+
+    per_team = args.memories // args.teams
+    command = [
+        sys.executable, "-m", "bench.latency",
+        "--memories", str(per_team),
+        "--queries", str(args.queries),
+        "--store-batched", "0",
+        "--store-single", "0",
+        "--recall-queries", str(args.recall_queries),
+        "--vectors", "synthetic",
+        "--seed", str(args.seed),
+        *(["--database", f"{args.database}_single"] if args.database else []),
+        *[option for pair in args.set for option in ("--set", pair)],
+    ]  # fmt: skip
+    print(f"Single-team baseline: {' '.join(command[1:])}", file=sys.stderr)
+    done = subprocess.run(command, check=True, capture_output=True, text=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def measure_teams(args, queries: list[str], teams: list) -> dict:
+    """Search p50/p95/p99 at the service level, each question asked of one of ``teams`` in turn, and
+    the recall@10 and @50 of the vector list against an exact scan of the team's memories, with the
+    plans taken."""
+    from memory.models import Memory
+    from memory.services.search import memory_search, several_teams
+    from memory.services.team_indexes import has_own_indexes
+
+    for text in queries[:20]:
+        memory_search(team=teams[0], query=text, record=False)
+    timings = []
+    for position, text in enumerate(queries):
+        team = teams[position % len(teams)]
+        started = time.perf_counter()
+        memory_search(team=team, query=text, record=False)
+        timings.append(1000 * (time.perf_counter() - started))
+    checked = synthetic_queries(args.recall_queries)
+    recall: dict = {}
+    for n in (10, 50):
+        rows = []
+        for position, team in enumerate(teams):
+            questions = checked[position :: len(teams)]
+            if questions:
+                filtered = several_teams() and not has_own_indexes(team.pk)
+                base = Memory.objects.for_team(team).servable()
+                rows.append(
+                    (len(questions), vector_recall(questions, base, filtered=filtered, n=n, team=team))
+                )
+        asked = sum(count for count, _ in rows)
+        plans: dict = {}
+        for _, row in rows:
+            for plan, count in row["search_plans"].items():
+                plans[plan] = plans.get(plan, 0) + count
+        recall[f"recall_at_{n}"] = {
+            "recall": round(sum(count * row["recall"] for count, row in rows) / asked, 4),
+            "min": min(row["min"] for _, row in rows),
+            "search": round(sum(count * row["search"]["recall"] for count, row in rows) / asked, 4),
+            "plans": plans,
+        }
+    return {"search_service": summary(timings), **recall}
+
+
+def run_teams(args, results: dict) -> None:
+    """``--teams N``: a deployment of N teams, searched team by team, before and after the teams get
+    their own indexes (memory.services.team_indexes), beside a single-team deployment of one team's
+    size measured in the same run."""
+    from django.db import connection
+
+    from memory.models import Team
+    from memory.services import search
+    from memory.services.team_indexes import (
+        IndexPlan,
+        existing_team_indexes,
+        team_indexes_apply,
+        team_indexes_ensure,
+    )
+
+    results["teams"] = args.teams
+    results["load"] = load_teams(args)
+    teams = list(Team.objects.filter(slug__startswith="bench-").order_by("slug"))
+    measured = teams[:: max(1, len(teams) // args.measured_teams)][: args.measured_teams]
+    results["measured_teams"] = len(measured)
+    queries = synthetic_queries(args.queries)
+    search.clear_corpus_stats()
+    # Before: no team has its own indexes (the plan of a deployment without them).
+    indexed, _ = existing_team_indexes()
+    if indexed:
+        team_indexes_apply(IndexPlan(drop=tuple(sorted(indexed))))
+    results["without_team_indexes"] = measure_teams(args, queries, measured)
+    started = time.perf_counter()
+    report = team_indexes_ensure()
+    results["team_index_build"] = {
+        "teams": len(report.created),
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memory_memory")
+        cursor.execute(
+            "SELECT coalesce(sum(pg_relation_size(c.oid)), 0) FROM pg_class c "
+            "WHERE c.relname LIKE 'memory\\_team\\_%%'"
+        )
+        results["team_index_bytes"] = int(cursor.fetchone()[0])
+    results["with_team_indexes"] = measure_teams(args, queries, measured)
+    if args.store_batched + args.store_single:
+        stored: list = []
+        try:
+            measure_stores(args, results, stored, measured[0])
+        finally:
+            remove_stored(stored, measured[0])
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM memory_memory")
+        results["memories"] = cursor.fetchone()[0]
+
+
+def print_teams_table(results: dict) -> None:
+    single = results["single_team"]["search_service"]
+    print(
+        f"{results['teams']} teams, {results['memories']} memories ({results['load']['per_team']} a team), "
+        f"{results['measured_teams']} of them searched; one team of {results['load']['per_team']} beside"
+    )
+    print(f"{'measure':<40} {'p50 ms':>9} {'p95 ms':>9} {'p99 ms':>9} {'vs single':>10}")
+    print(
+        f"{'single team (same run)':<40} {single['p50_ms']:>9.2f} {single['p95_ms']:>9.2f} {single['p99_ms']:>9.2f}"
+    )
+    for name in ("without_team_indexes", "with_team_indexes"):
+        row = results[name]["search_service"]
+        print(
+            f"{name.replace('_', ' '):<40} {row['p50_ms']:>9.2f} {row['p95_ms']:>9.2f} {row['p99_ms']:>9.2f} "
+            f"{row['p95_ms'] / single['p95_ms']:>9.2f}x"
+        )
+        for n in (10, 50):
+            recall = results[name][f"recall_at_{n}"]
+            print(
+                f"  recall@{n}: {recall['recall']:.4f} (min {recall['min']}; as the search ranks it "
+                f"{recall['search']:.4f}; plans {recall['plans']})"
+            )
+    build = results["team_index_build"]
+    print(
+        f"team indexes: {build['teams']} teams' built in {build['seconds']} s, "
+        f"{results['team_index_bytes'] / 2**20:.0f} MB"
+    )
+    for name in ("store_batched", "store_single"):
+        if row := results.get(name):
+            print(f"{name:<40} {row['memories']} memories in {row['seconds']} s ({row['per_second']}/s)")
+
+
 # --- main ------------------------------------------------------------------------------------------
 
 
@@ -679,6 +878,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--database", help="keep the data in this database (created when missing)")
     parser.add_argument("--profile", action="store_true", help="also print where the time goes")
     parser.add_argument(
+        "--teams",
+        type=int,
+        default=1,
+        help="spread --memories over this many teams; measure team-scoped search beside one team of that size",
+    )
+    parser.add_argument(
+        "--measured-teams", type=int, default=10, help="with --teams: how many teams are searched"
+    )
+    parser.add_argument(
         "--set", action="append", default=[], metavar="KEY=JSON", help="override a MEMORY_LANE setting"
     )
     args = parser.parse_args(argv)
@@ -696,6 +904,16 @@ def main(argv: list[str] | None = None) -> int:
     apply_settings(parser, args.set)
 
     results: dict = {"memories": args.memories, "queries": args.queries, "vectors": args.vectors}
+    if args.teams > 1:
+        results["vectors"] = "synthetic"
+        results["single_team"] = single_team_baseline(args)
+        database = kept_database(args.database) if args.database else scratch_database("memorylane_teams")
+        with database:
+            embeddings.get_model()
+            run_teams(args, results)
+        print_teams_table(results)
+        print(json.dumps(results))
+        return 0
     database = kept_database(args.database) if args.database else scratch_database("memorylane_latency")
     with database:
         embeddings.get_model()  # load once, outside every timing

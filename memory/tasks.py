@@ -129,3 +129,15 @@ def decay_task(run_id: int | None = None) -> dict:
     from memory.services.decay import decay_run
 
     return _run_job(TaskName.DECAY, run_id, lambda progress, team: decay_run(team=team, progress=progress))
+
+
+@shared_task(
+    autoretry_for=(OperationalError, InterfaceError), retry_backoff=True, retry_jitter=True, max_retries=3
+)
+def team_indexes_task() -> dict:
+    """Every TEAM_INDEX_EVERY_SECONDS (beat): give each team that has grown large enough its own
+    search indexes, and take them from those that no longer need them (memory.services.team_indexes).
+    The indexes are built concurrently: stores and searches go on meanwhile."""
+    from memory.services.team_indexes import team_indexes_ensure
+
+    return asdict(team_indexes_ensure())

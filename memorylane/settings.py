@@ -739,6 +739,12 @@ MEMORY_LANE: dict = {
     # words (`@@` is not leakproof), which cost search over HTTP ~40 ms at p95 on 10,000 memories
     # (README "Teams"). The wall in the code holds either way.
     "ROW_LEVEL_SECURITY": False,
+    # A team's own search indexes (memory.services.team_indexes, docs/capacity.md): in a deployment of
+    # several teams, a team of at least MIN memories gets a partial HNSW and GIN index of its own; it
+    # keeps them until it falls below KEEP. Checked (and the answer cached per process) every EVERY.
+    "TEAM_INDEX_MIN_MEMORIES": 5000,
+    "TEAM_INDEX_KEEP_MEMORIES": 2500,
+    "TEAM_INDEX_EVERY_SECONDS": 600,
     # manage.py export_data / import_data: rows per written batch.
     "BACKUP_BATCH_SIZE": 500,
     # The optional LLM (MEMORYLANE_LLM_URL, OpenAI-compatible chat completions)
@@ -794,6 +800,10 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": MEMORY_LANE["REFLECTION_EVERY_SECONDS"],
     },
     "decay-weekly": {"task": "memory.tasks.decay_task", "schedule": MEMORY_LANE["DECAY_EVERY_SECONDS"]},
+    "team-indexes": {
+        "task": "memory.tasks.team_indexes_task",
+        "schedule": MEMORY_LANE["TEAM_INDEX_EVERY_SECONDS"],
+    },
     "extraction-sweep": {
         "task": "memory.tasks.extraction_sweep_task",
         "schedule": MEMORY_LANE["EXTRACTION_SWEEP_SECONDS"],

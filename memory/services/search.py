@@ -53,6 +53,7 @@ from memory.conf import setting
 from memory.models import Category, Entity, Memory, MemoryType, Priority, Recall, Session, Team
 from memory.rows import row_reader
 from memory.services import entities as entity_service
+from memory.services import team_indexes
 from memory.services.decay import decay_factor
 from memory.services.errors import InvalidInput, NotFound
 from memory.services.maturity import multiplier as maturity_multiplier
@@ -609,7 +610,14 @@ def estimated_rows(queryset) -> int:
 
 
 def vector_candidates(
-    base, vector, n: int, *, filtered: bool, rows: int | None = None, widest: bool = False
+    base,
+    vector,
+    n: int,
+    *,
+    filtered: bool,
+    rows: int | None = None,
+    widest: bool = False,
+    complete: bool = False,
 ) -> tuple[list, str]:
     """The ids of the ``n`` memories of ``base`` closest to ``vector``, and the plan that found them.
 
@@ -619,7 +627,9 @@ def vector_candidates(
     VECTOR_EXACT_MAX_ROWS rows; otherwise the index with ef_search raised so that n ×
     VECTOR_OVERFETCH of the rows it yields should pass the filter (at most HNSW_EF_SEARCH_MAX), and
     an exact scan after all if it still yields fewer than n. ``widest``: the index at
-    HNSW_EF_SEARCH_MAX whatever the filter (:func:`rescued_vector_candidates`). Call inside a
+    HNSW_EF_SEARCH_MAX whatever the filter (:func:`rescued_vector_candidates`). ``complete``: an
+    unfiltered scan that yields fewer than n is followed by an exact scan too (a team's own index,
+    team_indexes, that this process still takes to exist after it was dropped). Call inside a
     transaction (ef_search is set for it)."""
     base = searched(base)
     ef_search = setting("HNSW_EF_SEARCH_MAX") if widest else max(n, setting("HNSW_EF_SEARCH"))
@@ -636,7 +646,7 @@ def vector_candidates(
         with connection.cursor() as cursor:
             cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(ef_search)])
     ids = base.nearest(vector, n, exact=plan == "exact")
-    if filtered and plan == "hnsw" and len(ids) < n:
+    if (filtered or complete) and plan == "hnsw" and len(ids) < n:
         plan = "hnsw, then exact"
         ids = base.nearest(vector, n, exact=True)
     return ids, plan
@@ -794,14 +804,16 @@ def memory_search(
     else:
         base = servable_searched(now, team_id=team.pk, **plain)
     # The team is a filter the vector list plans for (vector_candidates: the HNSW graph holds every
-    # team's memories) only when the deployment has more than one team: with a single team it leaves
-    # out nothing, and a single-team deployment keeps the unfiltered plan it had before teams.
+    # team's memories) only when the deployment has more than one team and the team has no index of
+    # its own (team_indexes): with a single team it leaves out nothing, and a team's own index holds
+    # its memories only. Either keeps the unfiltered plan a single-team deployment had before teams.
+    own_index = several_teams() and team_indexes.has_own_indexes(team.pk)
     filtered = (
         strict
         or limited
         or scope is not None
         or bool(memory_type or category or priority or exclude_ids)
-        or several_teams()
+        or (several_teams() and not own_index)
     )
 
     n = max(setting("SEARCH_CANDIDATES_MIN"), setting("SEARCH_CANDIDATES_PER_RESULT") * limit)
@@ -814,6 +826,7 @@ def memory_search(
         lists=("lexical",) if mode == "fts" else ("vector",) if mode == "vector" else ("vector", "lexical"),
         exact=filtered,
         detect=detect,
+        complete=own_index,
     )
     outcome.detected_entities = detected.entities
     outcome.intent_types = boosted = intent_types(query) if mode == "full" else []
@@ -942,12 +955,13 @@ def gather_candidates(
     lists=("vector", "lexical"),
     exact: bool = False,
     detect: bool = False,
+    complete: bool = False,
 ) -> tuple[list[Candidate], entity_service.Detected, str]:
     """The top ``n`` of each candidate list, with every feature the scoring needs, and the vector
     list's plan. ``base`` holds ``team``'s memories only (the caller's filter); ``team``'s entities
     are the ones detected in the query. ``exact`` says a filter applies (the vector list then plans
-    for it: :func:`vector_candidates`); an HNSW scan the lexical list shows to be stranded is run
-    again (:func:`rescued_vector_candidates`)."""
+    for it: :func:`vector_candidates`, as ``complete`` too); an HNSW scan the lexical list shows to
+    be stranded is run again (:func:`rescued_vector_candidates`)."""
     # The query is embedded on another thread (with concurrent requests' queries) while the database
     # ranks it lexically.
     pending_vector = embeddings.submit_query(query)
@@ -960,7 +974,7 @@ def gather_candidates(
         lexical_ids = [pk for pk, _, _ in lexical]
         vector = vector_text(pending_vector.result())
         vector_ids, plan = (
-            vector_candidates(base, vector, n, filtered=exact, rows=filtered_rows)
+            vector_candidates(base, vector, n, filtered=exact, rows=filtered_rows, complete=complete)
             if "vector" in lists
             else ([], "")
         )
