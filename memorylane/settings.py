@@ -735,10 +735,10 @@ MEMORY_LANE: dict = {
     # 100,000-memory table with its indexes (512 MB); 1GB holds all of it.
     "EMBEDDED_POSTGRES_SETTINGS": {"shared_buffers": "1GB"},
     # Requests act for their team under PostgreSQL row-level security (migration 0014, the second
-    # wall). Off by default: under a policy PostgreSQL does not use the GIN index for a search's
-    # words (`@@` is not leakproof), which cost search over HTTP ~40 ms at p95 on 10,000 memories
-    # (README "Teams"). The wall in the code holds either way.
-    "ROW_LEVEL_SECURITY": False,
+    # wall; docs/teams.md). The search's candidate statements, each written around the team's
+    # memories, run as the tables' owner (teams.as_table_owner): under a policy PostgreSQL does not
+    # use the GIN index for their words. Off only where the database account may not create roles.
+    "ROW_LEVEL_SECURITY": True,
     # A team's own search indexes (memory.services.team_indexes, docs/capacity.md): in a deployment of
     # several teams, a team of at least MIN memories gets a partial HNSW and GIN index of its own; it
     # keeps them until it falls below KEEP. Checked (and the answer cached per process) every EVERY.

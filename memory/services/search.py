@@ -59,6 +59,7 @@ from memory.services.errors import InvalidInput, NotFound
 from memory.services.maturity import multiplier as maturity_multiplier
 from memory.services.redaction import redact
 from memory.services.taxonomy import type_weight
+from memory.services.teams import as_table_owner
 
 logger = logging.getLogger(__name__)
 
@@ -966,7 +967,9 @@ def gather_candidates(
     # ranks it lexically.
     pending_vector = embeddings.submit_query(query)
     base = searched(base)
-    with transaction.atomic():
+    # Every statement below is written around ``base`` (the team's memories): under row-level
+    # security they run as the tables' owner, so that the words' GIN index serves them.
+    with transaction.atomic(), as_table_owner():
         filtered_rows = estimated_rows(base) if exact else None
         lexical = (
             lexical_candidates(base, query, n, filtered_rows=filtered_rows) if "lexical" in lists else []

@@ -227,6 +227,36 @@ def leave_team() -> None:
 
 
 @contextmanager
+def as_table_owner() -> Iterator[None]:
+    """Run the block's statements as the tables' owner, outside the policies, when this connection
+    acts for a team under row-level security (else as they are). Only for statements that name
+    their team themselves and that a policy would slow down: the search's candidate statements,
+    each written around a team's queryset (search.gather_candidates). Under a policy PostgreSQL does
+    not use a GIN index for a search's words, as ``@@`` is not leakproof: search over HTTP took
+    ~40 ms more at p95 on 10,000 memories (docs/teams.md). Call inside a transaction: a failure
+    rolls the change of role back with it."""
+    if getattr(connection, "_memory_lane_team", None) is None:
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("RESET ROLE")
+    failed = True
+    try:
+        yield
+        failed = False
+    finally:
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT set_config('role', %s, false)", [WALL_ROLE])
+        except DatabaseError:
+            if not failed:
+                raise
+            # The block failed and took its transaction with it: the rollback restores the role.
+            if not connection.in_atomic_block:
+                connection.close()
+
+
+@contextmanager
 def acting_for(team: Team) -> Iterator[None]:
     """Run the block as ``team`` under row-level security whatever the setting (tests, and code
     that asks for the wall by name)."""

@@ -77,3 +77,24 @@ def test_the_application_can_still_work_inside_the_wall(two_teams, team, member,
     assert stored.team_id == team.pk
     assert [hit.memory.content for hit in found.results][:1] == ["Acme rotates the vault key on the 3rd."]
     assert uuid.UUID(str(stored.pk))
+
+
+def test_the_search_reads_as_the_owner_and_hands_the_wall_back(two_teams, team):
+    """A search's candidate statements run outside the policy (the words' GIN index serves them only
+    there), written around the team's memories; the wall is back for the next statement, also
+    after one of them failed."""
+    from memory.services.search import memory_search
+    from memory.services.teams import WALL_ROLE, as_table_owner
+
+    ours, _ = two_teams
+    with transaction.atomic(), acting_for(team):
+        found = memory_search(team=team, query="when is the vault key rotated?", record=False)
+        assert [hit.memory.pk for hit in found.results] == [ours.pk]
+        assert raw("SELECT current_user")[0][0] == WALL_ROLE
+        with as_table_owner():
+            assert raw("SELECT current_user")[0][0] != WALL_ROLE
+        assert raw("SELECT current_user")[0][0] == WALL_ROLE
+        with pytest.raises(DatabaseError), transaction.atomic(), as_table_owner():
+            raw("SELECT 1 / 0")
+        assert raw("SELECT current_user")[0][0] == WALL_ROLE
+        assert [pk for (pk,) in raw("SELECT id FROM memory_memory")] == [ours.pk]
