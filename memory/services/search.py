@@ -25,8 +25,9 @@ A search looks in one team's memories only (DESIGN.md §11): every candidate lis
 equality filters), entities resolve and are detected among the team's, and its Recall rows carry
 the team. ``allowed_projects`` (a token's project allow-list) narrows that to those projects'
 memories. What BM25 knows of the corpus (its size, average length and word counts, kept per
-process) is counted over every team's memories: a known limitation, which moves the scores a
-little and never which memories are candidates.
+process) is counted over the team's memories: another team's words move neither its scores nor its
+plans. A team large enough has its own indexes (team_indexes), so its search costs what a corpus of
+its size costs, whatever the deployment holds.
 """
 
 from __future__ import annotations
@@ -217,18 +218,19 @@ def _bm25_sql(lexemes: list[str], *, k1: float, b: float, average: float, k: int
 
 @dataclass
 class CorpusStats:
-    """What BM25 needs to know about the whole corpus, kept per process (LEXICAL_STATS_SECONDS)."""
+    """What BM25 needs to know about a team's memories, kept per process (LEXICAL_STATS_SECONDS)."""
 
     memories: int = 0
     average_length: float = 1.0
-    # pg_stats' most common lexemes of search_vector: lexeme → share of the rows holding it.
+    # pg_stats' most common lexemes of search_vector (of the whole table): lexeme → share of the rows
+    # holding it, which a team's rows are taken to share.
     common: dict[str, float] = field(default_factory=dict)
-    rows: float = 0.0  # the planner's row count the shares are of
+    rows: float = 0.0  # the team's rows the shares are taken of (the planner's estimate)
     frequencies: dict[str, tuple[float, int]] = field(default_factory=dict)  # lexeme → (when, df)
     at: float = 0.0
 
 
-_corpus = CorpusStats()
+_corpus: dict[int, CorpusStats] = {}  # by team id
 _corpus_lock = threading.Lock()
 
 # Whether the deployment has more than one team, (when it was counted, the answer), kept per process
@@ -237,8 +239,8 @@ _several_teams: tuple[float, bool] | None = None
 
 
 def clear_corpus_stats() -> None:
-    global _corpus, _several_teams
-    _corpus = CorpusStats()
+    global _several_teams
+    _corpus.clear()
     _several_teams = None
 
 
@@ -266,37 +268,45 @@ post_save.connect(_forget_team_count, sender=Team, dispatch_uid="search-team-cou
 post_delete.connect(_forget_team_count, sender=Team, dispatch_uid="search-team-count-delete")
 
 
-def corpus_stats() -> tuple[int, float]:
-    """How many memories there are and their average number of lexemes, for BM25's idf and length
-    normalisation: of every team's memories together (a known limitation: BM25 would rather know
-    the searching team's; module docstring). Recomputed every LEXICAL_STATS_SECONDS per process:
-    both move slowly. Up to LEXICAL_STATS_EXACT_ROWS memories they are counted; above, the
-    planner's row estimate and a sample of the table's pages stand in (counting millions of rows
-    would cost a second)."""
-    stats = _current_stats()
+def corpus_stats(team_id: int) -> tuple[int, float]:
+    """How many memories the team has and their average number of lexemes, for BM25's idf and
+    length normalisation: a team's scores do not depend on what other teams hold. Recomputed every
+    LEXICAL_STATS_SECONDS per process: both move slowly. Up to LEXICAL_STATS_EXACT_ROWS memories
+    they are counted; above, the planner's row estimate and the newest LEXICAL_STATS_EXACT_ROWS
+    memories stand in (counting millions of rows would cost a second)."""
+    stats = _current_stats(team_id)
     return stats.memories, stats.average_length
 
 
-def _current_stats() -> CorpusStats:
-    global _corpus
+def table_rows() -> float:
+    """The planner's count of every team's memories: the rows the table's own HNSW index holds."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reltuples FROM pg_class WHERE oid = 'memory_memory'::regclass")
+        return max(float(cursor.fetchone()[0] or 0), 0.0)
+
+
+def _current_stats(team_id: int) -> CorpusStats:
     now = time.monotonic()
-    stats = _corpus
+    stats = _corpus.get(team_id) or CorpusStats()
     if stats.at and now - stats.at <= setting("LEXICAL_STATS_SECONDS"):
         return stats
     with _corpus_lock, connection.cursor() as cursor:
-        cursor.execute("SELECT reltuples FROM pg_class WHERE oid = 'memory_memory'::regclass")
-        estimate = float(cursor.fetchone()[0] or 0)
+        cursor.execute("EXPLAIN (FORMAT JSON) SELECT 1 FROM memory_memory WHERE team_id = %s", [team_id])
+        plan = cursor.fetchone()[0]
+        estimate = float((json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]["Plan Rows"])
         exact_below = setting("LEXICAL_STATS_EXACT_ROWS")
         if estimate <= exact_below:
             cursor.execute(
-                "SELECT count(*), avg(length(search_vector)) FROM memory_memory WHERE status = 'active'"
+                "SELECT count(*), avg(length(search_vector)) FROM memory_memory "
+                "WHERE team_id = %s AND status = 'active'",
+                [team_id],
             )
             count, average = cursor.fetchone()
         else:
-            percent = min(100.0, 100.0 * exact_below / estimate)
             cursor.execute(
-                f"SELECT avg(length(search_vector)) FROM memory_memory TABLESAMPLE SYSTEM ({percent:.4f}) "
-                "WHERE status = 'active'"
+                "SELECT avg(length(s.search_vector)) FROM (SELECT search_vector FROM memory_memory "
+                "WHERE team_id = %s AND status = 'active' ORDER BY created_at DESC LIMIT %s) AS s",
+                [team_id, exact_below],
             )
             count, average = estimate, cursor.fetchone()[0]
         cursor.execute(
@@ -318,16 +328,16 @@ def _current_stats() -> CorpusStats:
             for lexeme, value in stats.frequencies.items()
             if now - value[0] <= setting("LEXICAL_STATS_SECONDS")
         }
-        _corpus = fresh
+        _corpus[team_id] = fresh
     return fresh
 
 
-def document_frequencies(lexemes: list[str]) -> dict[str, int]:
-    """How many memories (of any status, of every team: corpus_stats' limitation) hold each lexeme.
-    A lexeme among pg_stats' most common ones is estimated from its share; any other is rarer than
-    those, so counting it through the GIN index is cheap (and capped at LEXICAL_DF_COUNT_MAX).
-    Counts are kept LEXICAL_STATS_SECONDS."""
-    stats = _current_stats()
+def document_frequencies(lexemes: list[str], team_id: int) -> dict[str, int]:
+    """How many of the team's memories (of any status) hold each lexeme. A lexeme among pg_stats'
+    most common ones is estimated from its share; any other is rarer than those, so counting it
+    through the GIN index (the team's own: team_indexes) is cheap (and capped at
+    LEXICAL_DF_COUNT_MAX). Counts are kept LEXICAL_STATS_SECONDS."""
+    stats = _current_stats(team_id)
     now = time.monotonic()
     found: dict[str, int] = {}
     missing = []
@@ -343,9 +353,14 @@ def document_frequencies(lexemes: list[str]) -> dict[str, int]:
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT t.lexeme, (SELECT count(*) FROM (SELECT 1 FROM memory_memory m "
-                "WHERE m.search_vector @@ t.query LIMIT %s) AS s) "
+                "WHERE m.team_id = %s AND m.search_vector @@ t.query LIMIT %s) AS s) "
                 "FROM unnest(%s::text[], %s::tsquery[]) AS t(lexeme, query)",
-                [setting("LEXICAL_DF_COUNT_MAX"), missing, [tsquery_any([lexeme]) for lexeme in missing]],
+                [
+                    team_id,
+                    setting("LEXICAL_DF_COUNT_MAX"),
+                    missing,
+                    [tsquery_any([lexeme]) for lexeme in missing],
+                ],
             )
             for lexeme, count in cursor.fetchall():
                 found[lexeme] = count
@@ -476,8 +491,11 @@ def servable_searched(now: datetime, **filters: str | int) -> Searched:
     )
 
 
-def lexical_candidates(queryset, query: str, k: int, *, filtered_rows: int | None = None) -> list[tuple]:
-    """``(id, bm25, coverage)`` for the top ``k`` lexical matches of ``query``.
+def lexical_candidates(
+    queryset, query: str, k: int, *, team_id: int, filtered_rows: int | None = None
+) -> list[tuple]:
+    """``(id, bm25, coverage)`` for the top ``k`` lexical matches of ``query`` among ``queryset``
+    (memories of the team ``team_id``, whose statistics BM25 takes).
 
     BM25 over the query's stemmed, stop-word-free lexemes, any of which may match (the GIN index
     finds them). ``coverage`` divides the score by what a document holding every query term once
@@ -499,8 +517,8 @@ def lexical_candidates(queryset, query: str, k: int, *, filtered_rows: int | Non
         return []
     base = searched(queryset)
     budget = setting("LEXICAL_SCAN_ROWS")
-    frequencies = document_frequencies(lexemes)
-    corpus_size, average = corpus_stats()
+    frequencies = document_frequencies(lexemes, team_id)
+    corpus_size, average = corpus_stats(team_id)
     k1, b = setting("BM25_K1"), setting("BM25_B")
     bounded = sum(frequencies.values()) > budget and (filtered_rows is None or filtered_rows > budget)
     bm25 = _bm25_sql(lexemes, k1=k1, b=b, average=average, k=k)
@@ -619,6 +637,7 @@ def vector_candidates(
     rows: int | None = None,
     widest: bool = False,
     complete: bool = False,
+    team_id: int | None = None,
 ) -> tuple[list, str]:
     """The ids of the ``n`` memories of ``base`` closest to ``vector``, and the plan that found them.
 
@@ -630,8 +649,9 @@ def vector_candidates(
     an exact scan after all if it still yields fewer than n. ``widest``: the index at
     HNSW_EF_SEARCH_MAX whatever the filter (:func:`rescued_vector_candidates`). ``complete``: an
     unfiltered scan that yields fewer than n is followed by an exact scan too (a team's own index,
-    team_indexes, that this process still takes to exist after it was dropped). Call inside a
-    transaction (ef_search is set for it)."""
+    team_indexes, that this process still takes to exist after it was dropped). ``team_id``: the
+    team whose own HNSW index serves the scan (team_indexes), whose size then decides how far it
+    must look past the filter; else the table's. Call inside a transaction (ef_search is set)."""
     base = searched(base)
     ef_search = setting("HNSW_EF_SEARCH_MAX") if widest else max(n, setting("HNSW_EF_SEARCH"))
     plan = "hnsw"
@@ -640,7 +660,7 @@ def vector_candidates(
         if rows <= setting("VECTOR_EXACT_MAX_ROWS"):
             plan = "exact"
         else:
-            corpus, _ = corpus_stats()
+            corpus = corpus_stats(team_id)[0] if team_id is not None else table_rows()
             wanted = math.ceil(n * setting("VECTOR_OVERFETCH") * max(corpus, rows) / max(rows, 1))
             ef_search = min(setting("HNSW_EF_SEARCH_MAX"), max(ef_search, wanted))
     if plan == "hnsw":
@@ -708,11 +728,17 @@ def rescued_vector_candidates(
         return vector_ids, "hnsw"
     # The filtered plan's own fallback (too few rows passed the filter) may end in an exact scan.
     vector_ids, widened = vector_candidates(
-        base, vector, n, filtered=filtered_rows is not None, rows=filtered_rows, widest=True
+        base,
+        vector,
+        n,
+        filtered=filtered_rows is not None,
+        rows=filtered_rows,
+        widest=True,
+        team_id=team_id if team_indexes.has_own_indexes(team_id) else None,
     )
     plan = "hnsw, widened, then exact" if widened.endswith("exact") else "hnsw, widened"
     rows.update(scored_rows([pk for pk in vector_ids if pk not in rows], vector, team_id=team_id))
-    searched_rows = corpus_stats()[0] if filtered_rows is None else filtered_rows
+    searched_rows = corpus_stats(team_id)[0] if filtered_rows is None else filtered_rows
     if stranded(vector_ids) and searched_rows <= setting("VECTOR_EXACT_MAX_ROWS"):
         vector_ids = searched(base).nearest(vector, n, exact=True)
         plan = "hnsw, widened, then exact"
@@ -972,12 +998,22 @@ def gather_candidates(
     with transaction.atomic(), as_table_owner():
         filtered_rows = estimated_rows(base) if exact else None
         lexical = (
-            lexical_candidates(base, query, n, filtered_rows=filtered_rows) if "lexical" in lists else []
+            lexical_candidates(base, query, n, team_id=team.pk, filtered_rows=filtered_rows)
+            if "lexical" in lists
+            else []
         )
         lexical_ids = [pk for pk, _, _ in lexical]
         vector = vector_text(pending_vector.result())
         vector_ids, plan = (
-            vector_candidates(base, vector, n, filtered=exact, rows=filtered_rows, complete=complete)
+            vector_candidates(
+                base,
+                vector,
+                n,
+                filtered=exact,
+                rows=filtered_rows,
+                complete=complete,
+                team_id=team.pk if team_indexes.has_own_indexes(team.pk) else None,
+            )
             if "vector" in lists
             else ([], "")
         )

@@ -142,7 +142,9 @@ def test_lexical_scores_are_bm25_over_the_query_words(team, db, settings, counte
         with transaction.atomic():
             found = {
                 pk: (score, coverage)
-                for pk, score, coverage in lexical_candidates(Memory.objects.for_team(team), query, 50)
+                for pk, score, coverage in lexical_candidates(
+                    Memory.objects.for_team(team), query, 50, team_id=team.pk
+                )
             }
         assert found and (found.keys() <= expected.keys() if bounded else found.keys() == expected.keys())
         for pk, (score, coverage) in found.items():
@@ -150,7 +152,10 @@ def test_lexical_scores_are_bm25_over_the_query_words(team, db, settings, counte
             assert coverage == pytest.approx(expected[pk][1], rel=1e-6)
     with transaction.atomic():
         ranked = [
-            pk for pk, _, _ in lexical_candidates(Memory.objects.for_team(team), "deploy kubeconfig", 50)
+            pk
+            for pk, _, _ in lexical_candidates(
+                Memory.objects.for_team(team), "deploy kubeconfig", 50, team_id=team.pk
+            )
         ]
     assert ranked[0] == memories[1].pk  # both words, once each, beat one word six times
 
@@ -270,12 +275,12 @@ def test_feedback_changes_the_ranking(team, db, member):
 def test_a_corpus_count_older_than_a_burst_of_stores_keeps_word_scores_positive(team, db):
     # The corpus size is cached per process for minutes. Memories stored since can hold a word more
     # often than that count: BM25's idf turned negative, and the word match stopped counting.
-    search._corpus = search.CorpusStats(memories=1, average_length=6.0, at=time.monotonic())
+    search._corpus[team.pk] = search.CorpusStats(memories=1, average_length=6.0, at=time.monotonic())
     try:
         first = store(team, "Cache invalidation runs after every invoice update.")
         second = store(team, "Cache invalidation runs after each invoice update job.")
         found = lexical_candidates(
-            Memory.objects.for_team(team).servable(), "when does cache invalidation run", 10
+            Memory.objects.for_team(team).servable(), "when does cache invalidation run", 10, team_id=team.pk
         )
     finally:
         search.clear_corpus_stats()
@@ -738,3 +743,26 @@ def test_the_results_are_read_as_the_searching_teams_memories_only(twins, team, 
         twins["theirs"].pk
     ]
     assert set(search.memories_as_shown([twins["theirs"].pk], team_id=team.pk)) == set()
+
+
+def test_another_teams_words_move_neither_a_teams_word_scores_nor_its_word_counts(db, team, other_team):
+    """BM25 counts the searching team's memories only: a team cannot learn from its scores how many
+    of another team's memories hold a word, and a busy neighbour does not bury a team's matches."""
+    store(team, "The invoice export retries three times before paging the on-call.")
+    store(team, "Invoice numbers are zero-padded to eight digits.")
+    query = "how often does the invoice export retry?"
+
+    def scores() -> dict:
+        search.clear_corpus_stats()
+        with transaction.atomic():
+            found = lexical_candidates(Memory.objects.for_team(team), query, 10, team_id=team.pk)
+        return {pk: round(score, 9) for pk, score, _ in found}
+
+    before = scores()
+    assert search.document_frequencies(["invoic"], team.pk) == {"invoic": 2}
+    for i in range(30):
+        store(other_team, f"Invoice export {i}: the invoice export retry job runs nightly.")
+    assert scores() == before
+    assert search.document_frequencies(["invoic"], team.pk) == {"invoic": 2}
+    assert search.document_frequencies(["invoic"], other_team.pk) == {"invoic": 30}
+    assert search.corpus_stats(team.pk)[0] == 2

@@ -57,7 +57,7 @@ def test_bounded_lexical_candidates_still_find_the_rare_word_match(team, db, set
     target = deploy_corpus(team)
     tune(settings, LEXICAL_SCAN_ROWS=4)
     query = "where does the deploy script get its kubeconfig?"
-    found = lexical_candidates(Memory.objects.for_team(team).servable(), query, 50)
+    found = lexical_candidates(Memory.objects.for_team(team).servable(), query, 50, team_id=team.pk)
     assert found[0][0] == target.pk
     assert len(found) <= 2 * 4  # only the two bounded scans were scored, not all 13 matches
     outcome = memory_search(team=team, query=query, mode="fts", record=False)
@@ -69,14 +69,18 @@ def test_the_bounded_scan_scores_a_memory_as_the_full_scan_does(team, db, settin
     query = "does the deploy script read the kubeconfig?"
     full = {
         pk: (score, coverage)
-        for pk, score, coverage in lexical_candidates(Memory.objects.for_team(team), query, 50)
+        for pk, score, coverage in lexical_candidates(
+            Memory.objects.for_team(team), query, 50, team_id=team.pk
+        )
     }
     assert len(full) == 13
     tune(settings, LEXICAL_SCAN_ROWS=4)
     search.clear_corpus_stats()
     bounded = {
         pk: (score, coverage)
-        for pk, score, coverage in lexical_candidates(Memory.objects.for_team(team), query, 50)
+        for pk, score, coverage in lexical_candidates(
+            Memory.objects.for_team(team), query, 50, team_id=team.pk
+        )
     }
     assert target.pk in bounded and len(bounded) < len(full)
     for pk, (score, coverage) in bounded.items():
@@ -112,7 +116,10 @@ def test_a_sample_of_the_rarest_word_is_scored_only_when_every_word_leaves_room(
         """The top ``k``, and how many of the statement's scans of the memories ran (EXPLAIN ANALYZE)."""
         with transaction.atomic(), CaptureQueriesContext(connection) as statements:
             found = {
-                pk for pk, _, _ in lexical_candidates(Memory.objects.for_team(team).servable(), query, k)
+                pk
+                for pk, _, _ in lexical_candidates(
+                    Memory.objects.for_team(team).servable(), query, k, team_id=team.pk
+                )
             }
         (statement,) = [s["sql"] for s in statements.captured_queries if "ts_rank" in s["sql"]]
         with transaction.atomic(), connection.cursor() as cursor, search._word_index_plans(cursor):
@@ -144,7 +151,10 @@ def test_the_bounded_scan_leaves_the_planner_as_it_found_it(team, db, settings):
         cursor.execute("SET LOCAL enable_indexscan = off")
         cursor.execute("SET LOCAL cpu_operator_cost = 0.003")
     found = lexical_candidates(
-        Memory.objects.for_team(team).servable(), "where does the deploy script get its kubeconfig?", 50
+        Memory.objects.for_team(team).servable(),
+        "where does the deploy script get its kubeconfig?",
+        50,
+        team_id=team.pk,
     )
     assert found[0][0] == target.pk
     with connection.cursor() as cursor:

@@ -156,7 +156,9 @@ def test_the_task_builds_a_big_teams_indexes_and_only_over_its_memories(big_and_
     assert "gin" in definitions[index_name(team.pk, "words")]
 
 
-def test_the_teams_search_reads_its_own_indexes_and_finds_only_its_memories(big_and_small, embedder, settings):
+def test_the_teams_search_reads_its_own_indexes_and_finds_only_its_memories(
+    big_and_small, embedder, settings
+):
     team, other_team = big_and_small
     team_indexes_ensure()
     base = search.servable_searched(timezone.now(), team_id=team.pk)
