@@ -233,6 +233,7 @@ def feedback_record(
 
 def feedback_record_many(
     *,
+    team,
     memory_ids,
     signal: str,
     user=None,
@@ -245,11 +246,14 @@ def feedback_record_many(
     sessions ending at once that were shown the same memories do not deadlock), and the events are
     written, read back and the changed memories written together rather than one memory at a time
     (the locks are held for as short a time as can be). Memories deleted in the meantime are
-    skipped, and so are those of another team than the ``session``'s: each event is of its memory's
-    team."""
+    skipped, and so are those of another team than ``team`` (a Team or its id). Raises NotFound for
+    a ``session`` of another team."""
     _validated(signal=signal, source=source, value=value, note="")
+    team_id = getattr(team, "pk", team)
+    if session is not None and session.team_id != team_id:
+        raise NotFound(f"No session '{session.external_id}'.")
     user = user if getattr(user, "pk", None) else None
-    memories = Memory.objects.for_team(session.team_id) if session is not None else Memory.objects.all()
+    memories = Memory.objects.for_team(team_id)
     with transaction.atomic():
         locked = list(
             memories.filter(pk__in=set(memory_ids)).defer("embedding", "search_vector").locked_in_key_order()

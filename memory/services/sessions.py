@@ -321,6 +321,7 @@ def session_end(
             if resumed:  # each end rates what was shown since the end before
                 recalls = recalls.filter(surfaced_at__gt=previous_end[0])
             feedback_record_many(
+                team=session.team_id,
                 memory_ids=list(recalls.values_list("memory_id", flat=True)),
                 signal=signal,
                 source=FeedbackSource.IMPLICIT,

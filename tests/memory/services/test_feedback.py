@@ -197,7 +197,7 @@ def test_rating_many_memories_at_once_does_what_rating_each_does(team, member, s
         feedback_record(memory=memory, signal=signal, source=source, value=value, user=member)
     before = {m.pk: Memory.objects.get(pk=m.pk).updated_at for m in together}
     results = feedback_record_many(
-        memory_ids=[m.pk for m in together], signal=signal, source=source, value=value, user=member
+        team=team, memory_ids=[m.pk for m in together], signal=signal, source=source, value=value, user=member
     )
     assert sorted(r.memory.pk for r in results) == sorted(m.pk for m in together)
 
@@ -230,13 +230,13 @@ def test_rating_many_skips_deleted_memories_and_bad_input_writes_nothing(team, d
     gone = memory_store(team=team, content="Pin the Node version in .nvmrc.", memory_type="decision").memory
     gone_pk = gone.pk
     gone.delete()
-    results = feedback_record_many(memory_ids=[decision.pk, gone_pk], signal="helpful")
+    results = feedback_record_many(team=team, memory_ids=[decision.pk, gone_pk], signal="helpful")
     assert [r.memory.pk for r in results] == [decision.pk]
     before = FeedbackEvent.objects.count()
     with pytest.raises(InvalidInput):
-        feedback_record_many(memory_ids=[decision.pk], signal="loved")
+        feedback_record_many(team=team, memory_ids=[decision.pk], signal="loved")
     with pytest.raises(InvalidInput):
-        feedback_record_many(memory_ids=[decision.pk], signal="helpful", value=3)
+        feedback_record_many(team=team, memory_ids=[decision.pk], signal="helpful", value=3)
     assert FeedbackEvent.objects.count() == before
 
 
@@ -276,13 +276,20 @@ def test_rating_many_for_a_session_skips_memories_of_another_team(team, other_te
     ours = memory_store(team=team, content="Run the linters before pushing.").memory
     theirs = memory_store(team=other_team, content="Run the linters before pushing.").memory
     session = Session.objects.create(team=team, external_id="s-acme", user=member)
-    results = feedback_record_many(memory_ids=[ours.pk, theirs.pk], signal="helpful", session=session)
+    results = feedback_record_many(
+        team=team, memory_ids=[ours.pk, theirs.pk], signal="helpful", session=session
+    )
     assert [r.memory.pk for r in results] == [ours.pk]
     assert not FeedbackEvent.objects.filter(memory=theirs).exists()
     assert FeedbackEvent.objects.get(memory=ours).team == team
-    # Without a session each memory's event is of the memory's team.
-    feedback_record_many(memory_ids=[ours.pk, theirs.pk], signal="irrelevant", user=outsider)
+    # For the other team, only its memory is rated; a session of another team is not found.
+    results = feedback_record_many(
+        team=other_team, memory_ids=[ours.pk, theirs.pk], signal="irrelevant", user=outsider
+    )
+    assert [r.memory.pk for r in results] == [theirs.pk]
     assert FeedbackEvent.objects.get(memory=theirs).team == other_team
+    with pytest.raises(NotFound):
+        feedback_record_many(team=other_team, memory_ids=[theirs.pk], signal="helpful", session=session)
 
 
 def test_a_curators_promote_deprecate_and_reset_are_audited_in_the_memorys_team(team, other_team, curator):

@@ -356,7 +356,10 @@ def test_counting_retrievals_never_deadlocks_with_a_session_end_rating_the_same_
         try:
             for _ in range(rounds):
                 feedback_record_many(
-                    memory_ids=[m.pk for m in reversed(memories)], signal="helpful", source="implicit"
+                    team=team,
+                    memory_ids=[m.pk for m in reversed(memories)],
+                    signal="helpful",
+                    source="implicit",
                 )
         finally:
             connection.close()
@@ -397,7 +400,9 @@ def test_rating_and_counting_never_wait_for_memories_that_are_only_referenced(te
         try:
             with transaction.atomic(), connection.cursor() as cursor:
                 cursor.execute("SET LOCAL lock_timeout = '3s'")  # waiting would fail here
-                feedback_record_many(memory_ids=ids, signal="helpful", source="implicit", user=member)
+                feedback_record_many(
+                    team=team, memory_ids=ids, signal="helpful", source="implicit", user=member
+                )
                 record_retrieval([SearchHit(m, 1.0, {}) for m in memories], None, timezone.now(), team=team)
         finally:
             release.set()
