@@ -4,8 +4,24 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
 from memorylane import embedded
+
+
+class FewRoundsPBKDF2PasswordHasher(PBKDF2PasswordHasher):
+    """Django's PBKDF2 at 1,000 rounds instead of 1,000,000: a test user's password took ~0.5 s to
+    hash on two cores, and hundreds of tests make users and sign them in. Its hashes name their
+    rounds (``pbkdf2_sha256$1000$…``), so a server process of the tests, with the default hashers,
+    checks them all the same."""
+
+    iterations = 1000
+
+
+def pytest_configure(config) -> None:
+    from django.conf import settings
+
+    settings.PASSWORD_HASHERS = ["tests.conftest.FewRoundsPBKDF2PasswordHasher", *settings.PASSWORD_HASHERS]
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:
