@@ -172,6 +172,34 @@ def test_the_latency_harness_measures_a_tiny_corpus_end_to_end(db):
     assert "memory_search (all of it)" in report["profile_service"]["python"]
 
 
+def test_the_latency_harness_measures_teams_beside_one_team_of_their_size(db):
+    """``--teams``: each team's search before and after the teams get their own indexes, beside a
+    one-team deployment of a team's size measured in the same run."""
+    result = subprocess.run(
+        [
+            *(sys.executable, "-m", "bench.latency", "--teams", "3", "--memories", "600"),
+            *("--queries", "12", "--recall-queries", "6", "--measured-teams", "3"),
+            *("--store-batched", "20", "--store-single", "2"),
+            *("--set", "TEAM_INDEX_MIN_MEMORIES=150", "--set", "TEAM_INDEX_KEEP_MEMORIES=75"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=os.environ.copy(),
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["teams"] == 3 and report["load"]["per_team"] == 200
+    assert report["single_team"]["memories"] == 200
+    assert report["team_index_build"]["teams"] == 3 and report["team_index_bytes"] > 0
+    assert report["without_team_indexes"]["recall_at_10"]["plans"] == {"exact": 6}
+    assert report["with_team_indexes"]["recall_at_10"]["plans"] == {"hnsw": 6}
+    for name in ("without_team_indexes", "with_team_indexes"):
+        assert report[name]["search_service"]["n"] == 12
+        assert report[name]["recall_at_10"]["recall"] == 1.0
+
+
 @pytest.fixture
 def load_keys(live_server, embedder, team) -> list[str]:
     """Twenty memories of the team to search, and two read/write tokens of one of its members for
