@@ -596,9 +596,9 @@ def load_teams(args) -> dict:
     """``args.teams`` teams of ``args.memories // args.teams`` memories each (synthetic vectors, as
     for a million: the module docstring), loaded in bulk, team after team. The table's own HNSW
     index is dropped first and not built again: a search of a team in a deployment of several never
-    scans it (search.memory_search plans an exact scan of the team's memories, or its own index),
-    and building it over a million vectors would take most of an hour on two cores. So the cost it
-    adds to a store is not in the store figures of such a run."""
+    scans it (search.memory_search plans an exact scan of the team's memories, or its own index);
+    leaving it out loads faster. So the cost it adds to a store is not in the store figures of such
+    a run."""
     from django.db import connection
 
     from memory.models import Memory, Team
