@@ -1,0 +1,25 @@
+"""A frozen test split stays as it was written: its checksum is the one its description records
+(bench/data/dedup_governed.md). A failure on it is answered by a dev case of the same family,
+never by editing the test split."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[2] / "bench" / "data"
+
+
+def test_the_governed_dedup_test_split_is_the_one_written_first():
+    recorded = re.search(r"- test `([0-9a-f]{64})`", (DATA / "dedup_governed.md").read_text())[1]
+    assert hashlib.sha256((DATA / "dedup_governed_test.jsonl").read_bytes()).hexdigest() == recorded
+
+
+def test_the_dev_and_test_splits_share_no_text():
+    def texts(name: str) -> set[str]:
+        rows = [json.loads(line) for line in (DATA / name).read_text().splitlines() if line.strip()]
+        return {row[key] for row in rows for key in ("a", "b")}
+
+    assert not texts("dedup_governed_test.jsonl") & texts("dedup_governed_dev.jsonl")
