@@ -750,6 +750,12 @@ def run_teams(args, results: dict) -> None:
         results["memories"] = cursor.fetchone()[0]
 
 
+def print_stores(results: dict, *, width: int) -> None:
+    for name in ("store_batched", "store_single"):
+        if row := results.get(name):
+            print(f"{name:<{width}} {row['memories']} memories in {row['seconds']} s ({row['per_second']}/s)")
+
+
 def print_teams_table(results: dict) -> None:
     single = results["single_team"]["search_service"]
     print(
@@ -777,9 +783,7 @@ def print_teams_table(results: dict) -> None:
         f"team indexes: {build['teams']} teams' built in {build['seconds']} s, "
         f"{results['team_index_bytes'] / 2**20:.0f} MB"
     )
-    for name in ("store_batched", "store_single"):
-        if row := results.get(name):
-            print(f"{name:<40} {row['memories']} memories in {row['seconds']} s ({row['per_second']}/s)")
+    print_stores(results, width=40)
 
 
 # --- main ------------------------------------------------------------------------------------------
@@ -1028,9 +1032,7 @@ def print_table(results: dict) -> None:
             f"{'  as the search ranks it':<34} {found['recall']:.4f} (min {found['min']}, "
             f"stranded {found['stranded']}, plans {row['search_plans']})"
         )
-    for name in ("store_batched", "store_single"):
-        if row := results.get(name):
-            print(f"{name:<34} {row['memories']} memories in {row['seconds']} s ({row['per_second']}/s)")
+    print_stores(results, width=34)
     print(f"{'memories':<34} {results['memories']} ({results['vectors']} vectors; load {results['load']})")
 
 

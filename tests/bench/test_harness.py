@@ -127,24 +127,10 @@ def test_a_setting_override_that_names_no_setting_is_refused(tmp_path, harness):
         assert result.returncode == 2 and complaint in result.stderr, result.stderr[-1000:]
 
 
-def test_the_latency_harness_measures_a_tiny_corpus_end_to_end(db):
+def run_latency(*arguments: str) -> tuple[dict, str]:
+    """``python -m bench.latency`` with ``arguments``: its JSON line and all it printed."""
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bench.latency",
-            "--memories",
-            "160",
-            "--queries",
-            "10",
-            "--recall-queries",
-            "10",
-            "--store-batched",
-            "40",
-            "--store-single",
-            "5",
-            "--profile",
-        ],
+        [sys.executable, "-m", "bench.latency", *arguments],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -152,7 +138,14 @@ def test_the_latency_harness_measures_a_tiny_corpus_end_to_end(db):
         env=os.environ.copy(),
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    report = json.loads(result.stdout.strip().splitlines()[-1])
+    return json.loads(result.stdout.strip().splitlines()[-1]), result.stdout
+
+
+def test_the_latency_harness_measures_a_tiny_corpus_end_to_end(db):
+    report, _ = run_latency(
+        *("--memories", "160", "--queries", "10", "--recall-queries", "10"),
+        *("--store-batched", "40", "--store-single", "5", "--profile"),
+    )
     assert report["memories"] == 160
     for name in (
         "search_service",
@@ -175,21 +168,11 @@ def test_the_latency_harness_measures_a_tiny_corpus_end_to_end(db):
 def test_the_latency_harness_measures_teams_beside_one_team_of_their_size(db):
     """``--teams``: each team's search before and after the teams get their own indexes, beside a
     one-team deployment of a team's size measured in the same run."""
-    result = subprocess.run(
-        [
-            *(sys.executable, "-m", "bench.latency", "--teams", "3", "--memories", "600"),
-            *("--queries", "12", "--recall-queries", "6", "--measured-teams", "3"),
-            *("--store-batched", "20", "--store-single", "2"),
-            *("--set", "TEAM_INDEX_MIN_MEMORIES=150", "--set", "TEAM_INDEX_KEEP_MEMORIES=75"),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env=os.environ.copy(),
+    report, printed = run_latency(
+        *("--teams", "3", "--memories", "600", "--queries", "12", "--recall-queries", "6"),
+        *("--measured-teams", "3", "--store-batched", "20", "--store-single", "2"),
+        *("--set", "TEAM_INDEX_MIN_MEMORIES=150", "--set", "TEAM_INDEX_KEEP_MEMORIES=75"),
     )
-    assert result.returncode == 0, result.stderr[-3000:]
-    report = json.loads(result.stdout.strip().splitlines()[-1])
     assert report["teams"] == 3 and report["load"]["per_team"] == 200
     assert report["single_team"]["memories"] == 200
     assert report["team_index_build"]["teams"] == 3 and report["team_index_bytes"] > 0
@@ -198,6 +181,8 @@ def test_the_latency_harness_measures_teams_beside_one_team_of_their_size(db):
     for name in ("without_team_indexes", "with_team_indexes"):
         assert report[name]["search_service"]["n"] == 12
         assert report[name]["recall_at_10"]["recall"] == 1.0
+        assert name.replace("_", " ") in printed  # the table shows both, beside the one team
+    assert "single team (same run)" in printed
 
 
 @pytest.fixture
