@@ -705,12 +705,14 @@ def rescued_vector_candidates(
     *,
     filtered_rows: int | None,
     team_id: int,
+    own_index: bool = False,
 ) -> tuple[list, str]:
     """The vector list again when the HNSW scan that gave ``vector_ids`` was stranded
     (:func:`vector_list_stranded`), and its plan: the index at its widest (HNSW_EF_SEARCH_MAX), then,
     if still stranded, an exact scan when the memories searched (``filtered_rows``, else the corpus)
     are at most VECTOR_EXACT_MAX_ROWS. ``rows`` is :func:`scored_rows`' answer for the candidates so
-    far; the new vector candidates' rows are added to it. Call inside a transaction."""
+    far; the new vector candidates' rows are added to it. ``own_index``: the team ``team_id`` has its
+    own indexes (team_indexes). Call inside a transaction."""
 
     def stranded(ids: list) -> bool:
         listed = set(ids)
@@ -734,7 +736,7 @@ def rescued_vector_candidates(
         filtered=filtered_rows is not None,
         rows=filtered_rows,
         widest=True,
-        team_id=team_id if team_indexes.has_own_indexes(team_id) else None,
+        team_id=team_id if own_index else None,
     )
     plan = "hnsw, widened, then exact" if widened.endswith("exact") else "hnsw, widened"
     rows.update(scored_rows([pk for pk in vector_ids if pk not in rows], vector, team_id=team_id))
@@ -853,7 +855,7 @@ def memory_search(
         lists=("lexical",) if mode == "fts" else ("vector",) if mode == "vector" else ("vector", "lexical"),
         exact=filtered,
         detect=detect,
-        complete=own_index,
+        own_index=own_index,
     )
     outcome.detected_entities = detected.entities
     outcome.intent_types = boosted = intent_types(query) if mode == "full" else []
@@ -982,13 +984,14 @@ def gather_candidates(
     lists=("vector", "lexical"),
     exact: bool = False,
     detect: bool = False,
-    complete: bool = False,
+    own_index: bool = False,
 ) -> tuple[list[Candidate], entity_service.Detected, str]:
     """The top ``n`` of each candidate list, with every feature the scoring needs, and the vector
     list's plan. ``base`` holds ``team``'s memories only (the caller's filter); ``team``'s entities
     are the ones detected in the query. ``exact`` says a filter applies (the vector list then plans
-    for it: :func:`vector_candidates`, as ``complete`` too); an HNSW scan the lexical list shows to
-    be stranded is run again (:func:`rescued_vector_candidates`)."""
+    for it: :func:`vector_candidates`), ``own_index`` that the team has its own indexes
+    (team_indexes); an HNSW scan the lexical list shows to be stranded is run again
+    (:func:`rescued_vector_candidates`)."""
     # The query is embedded on another thread (with concurrent requests' queries) while the database
     # ranks it lexically.
     pending_vector = embeddings.submit_query(query)
@@ -1011,8 +1014,8 @@ def gather_candidates(
                 n,
                 filtered=exact,
                 rows=filtered_rows,
-                complete=complete,
-                team_id=team.pk if team_indexes.has_own_indexes(team.pk) else None,
+                complete=own_index,
+                team_id=team.pk if own_index else None,
             )
             if "vector" in lists
             else ([], "")
@@ -1021,7 +1024,15 @@ def gather_candidates(
         rows = scored_rows(list({*vector_ids, *lexical_ids}), vector, team_id=team.pk)
         if plan == "hnsw" and lexical_ids:
             vector_ids, plan = rescued_vector_candidates(
-                base, vector, n, vector_ids, lexical_ids, rows, filtered_rows=filtered_rows, team_id=team.pk
+                base,
+                vector,
+                n,
+                vector_ids,
+                lexical_ids,
+                rows,
+                filtered_rows=filtered_rows,
+                team_id=team.pk,
+                own_index=own_index,
             )
             rows = {pk: rows[pk] for pk in {*vector_ids, *lexical_ids} if pk in rows}
     vector_rank = {pk: rank for rank, pk in enumerate(vector_ids, start=1)}
