@@ -698,6 +698,8 @@ class Action(models.TextChoices):
     EXPORTED = "exported"
     SPLIT = "split"
     REVIEWED = "reviewed"
+    PROPOSED = "proposed"
+    RESTORED = "restored"
 
 
 class MemoryEvent(models.Model):
@@ -729,11 +731,23 @@ class FactChangeStatus(models.TextChoices):
     BOTH_TRUE = "both_true"
 
 
+class FactChangeKind(models.TextChoices):
+    """A *changed* fact took effect at once (its old memory was a candidate) and waits for a
+    curator's look; a *proposal* would change settled knowledge and takes effect only when a curator
+    confirms it or enough distinct people propose it (DESIGN.md §4.3)."""
+
+    CHANGED = "changed"
+    PROPOSAL = "proposal"
+
+
 class FactChange(models.Model):
     """A changed fact (DESIGN.md §4.3): a new memory superseded a close one whose content-bearing
-    tokens differ ("Node 18" → "Node 20"). A curator confirms it, undoes it or keeps both."""
+    tokens differ ("Node 18" → "Node 20"), or — a *proposal* — would supersede a settled one and
+    waits, pending review, while the old one stays served. A curator confirms it, undoes it or keeps
+    both; a proposal also takes effect when ``PROPOSAL_CONFIRMATIONS`` distinct people propose it."""
 
     team = team_key()
+    kind = models.CharField(max_length=16, choices=FactChangeKind.choices, default=FactChangeKind.CHANGED)
     old = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="changed_into")
     new = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="changed_from")
     reason = models.CharField(max_length=1000)
@@ -752,6 +766,7 @@ class FactChange(models.Model):
         ordering = ["-created_at"]
         constraints = [
             _choices_check("status", FactChangeStatus, "factchange"),
+            _choices_check("kind", FactChangeKind, "factchange"),
             models.UniqueConstraint(fields=["old", "new"], name="factchange_unique_pair"),
         ]
         indexes = [

@@ -80,6 +80,9 @@ def memory_update(*, memory: Memory, actor, **changes) -> Memory:
         if before != after:
             diff["entities"] = [before, after]
             memory.scope_key = scope_key(scope_of(after))
+    if diff and getattr(actor, "pk", None):
+        # Edited by a curator: settled knowledge, changed from now on only by its rules (§4.3).
+        memory.reviewed_by, memory.reviewed_at = actor, timezone.now()
     try:
         with transaction.atomic():
             memory.save()
