@@ -368,8 +368,9 @@ def build_server() -> MCPServer:
         priority: PriorityArg = None,
     ) -> dict[str, Any]:
         """Store something the team should remember. The result's operation is ADD (new), UPDATE (a
-        close older memory whose fact changed is superseded and queued for review) or NOOP (already
-        known; reinforced), and its decision says why (e.g. "version changed: 18 → 20")."""
+        close older memory whose fact changed is superseded and queued for review), PROPOSED (it would
+        change what the team has settled: a curator decides, the old memory stays in force meanwhile)
+        or NOOP (already known; reinforced), and its decision says why (e.g. "version changed: 18 → 20")."""
         return await run_tool(Scope.WRITE, store, information, type, entities, tags, category, priority)
 
     @server.tool(name="semantic_memory_store", annotations=WRITES, structured_output=True)

@@ -239,22 +239,38 @@ class DecisionChangeSerializer(serializers.Serializer):
     new = serializers.ListField(child=serializers.CharField())
 
 
+OPERATIONS = ["ADD", "UPDATE", "PROPOSED", "NOOP"]
+
+
 class DecisionSerializer(serializers.Serializer):
-    operation = serializers.ChoiceField(choices=["ADD", "UPDATE", "NOOP"])
+    operation = serializers.ChoiceField(choices=OPERATIONS)
     compared_with = serializers.UUIDField(
         allow_null=True, help_text="The memory the new one was judged against."
     )
     cosine = serializers.FloatField(allow_null=True)
     jaccard = serializers.FloatField(allow_null=True)
     reason = serializers.CharField(help_text='In words, e.g. "version changed: 18 → 20".')
-    changed_fact = serializers.BooleanField(help_text="An UPDATE whose fact changed: queued for review.")
+    changed_fact = serializers.BooleanField(
+        help_text="An UPDATE or PROPOSED whose fact changed: queued for review."
+    )
     changes = DecisionChangeSerializer(many=True)
 
 
 class StoreResultSerializer(serializers.Serializer):
-    operation = serializers.ChoiceField(choices=["ADD", "UPDATE", "NOOP"])
+    operation = serializers.ChoiceField(
+        choices=OPERATIONS,
+        help_text="ADD (new), UPDATE (a changed fact superseded a candidate), PROPOSED (a change of "
+        "settled knowledge by a non-curator: stored pending review, the old memory stays served) or "
+        "NOOP (the same fact: reinforced).",
+    )
     memory = MemorySerializer()
     superseded = serializers.UUIDField(source="superseded.pk", allow_null=True, default=None)
+    proposal_for = serializers.UUIDField(
+        source="proposal_for.pk",
+        allow_null=True,
+        default=None,
+        help_text="PROPOSED: the settled memory the proposal would change.",
+    )
     decision = DecisionSerializer(
         help_text="Why: the operation, the memory compared with, cosine, Jaccard, reason."
     )

@@ -303,7 +303,9 @@ def store_one(who: Caller, data: dict, *, session: Session | None, agent_name: s
     if agent_name is not None:
         fields["agent_name"] = agent_name
     with limited_write(who):
-        result = memory_store(team=who.team, author=who.user, session=session, **fields)
+        result = memory_store(
+            team=who.team, author=who.user, session=session, curator=who.can_curate, **fields
+        )
         check_projects(who, [result.memory.pk], ["entities"])
     return result
 
@@ -341,6 +343,7 @@ def store_results(results: list) -> list[dict]:
             "operation": result.operation,
             "memory": memory,
             "superseded": str(result.superseded.pk) if result.superseded else None,
+            "proposal_for": str(result.proposal_for.pk) if result.proposal_for else None,
             "decision": result.decision.as_dict() if result.decision else None,
         }
         for result, memory in zip(results, serialized, strict=True)
@@ -430,7 +433,11 @@ class ObservationBatchView(APIView):
         session = session_for(who, next(iter(sessions), None))
         with limited_write(who):
             results = memory_store_batch(
-                [store_fields(item) for item in items], team=who.team, author=who.user, session=session
+                [store_fields(item) for item in items],
+                team=who.team,
+                author=who.user,
+                session=session,
+                curator=who.can_curate,
             )
             check_projects(
                 who,

@@ -777,6 +777,10 @@ class FactChange(models.Model):
     def __str__(self) -> str:
         return f"{self.old_id} → {self.new_id} ({self.status})"
 
+    @property
+    def is_proposal(self) -> bool:
+        return self.kind == FactChangeKind.PROPOSAL
+
 
 class Scope(models.TextChoices):
     READ = "read"

@@ -388,10 +388,13 @@ MEMORY_LANE: dict = {
     # The upsert decision (memory/services/upsert.py). Memories whose entities of one of these types are
     # disjoint (another project, person…) are never duplicates of each other.
     "UPSERT_SCOPE_ENTITY_TYPES": ["project", "person", "business", "feature", "other"],
-    "UPSERT_NEIGHBOURS": 8,
+    "UPSERT_NEIGHBOURS": 8,  # nearest memories of a compatible scope each new memory is compared with
     # A paraphrase with every content-bearing token the same, in order, is the same fact from this cosine up.
     "UPSERT_SAME_TOKENS_COSINE": 0.75,
-    "REVIEW_CHANGED_FACTS_SHOWN": 5,  # changed facts at the top of the review queue's "All" tab  # nearest memories of a compatible scope each new memory is compared with
+    "REVIEW_CHANGED_FACTS_SHOWN": 5,  # changed facts at the top of the review queue's "All" tab
+    # Governed change (memory/services/governance.py): a non-curator's change of settled knowledge is a
+    # proposal; it takes effect when a curator confirms it or this many distinct people propose it.
+    "PROPOSAL_CONFIRMATIONS": 2,
     # Words that are content-bearing even though they look like function words: swapping one for another
     # in its group changes the fact. The first word of a group is what its synonyms map to.
     "UPSERT_CONTRAST_GROUPS": [

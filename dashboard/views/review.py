@@ -12,7 +12,7 @@ from dashboard.forms import FactChangeForm, MemoryEditForm, MergeForm, RejectFor
 from dashboard.permissions import curator_required, denied, fragment_of, get_or_404
 from dashboard.views.common import form_error, human_error, paginate, render_page, with_entities
 from memory.conf import setting
-from memory.models import FactChange, Memory, Status
+from memory.models import FactChange, FactChangeKind, Memory, Status
 from memory.services import curation, factchanges
 from memory.services.errors import MemoryLaneError
 
@@ -22,6 +22,17 @@ OUTCOMES = {
     "undone": "Undone: the old memory is back and the new one is rejected.",
     "both_true": "Both kept: the old memory is active again beside the new one.",
 }
+PROPOSAL_OUTCOMES = {
+    "confirmed": "Accepted: the proposed memory is in force and the old one stays history.",
+    "undone": "Declined: the settled memory stays in force and the proposal is rejected.",
+    "both_true": "Both kept: the proposed memory is active beside the settled one.",
+}
+
+
+def _outcome(change: FactChange) -> str:
+    return (PROPOSAL_OUTCOMES if change.kind == FactChangeKind.PROPOSAL else OUTCOMES)[change.status]
+
+
 FILTERS = {
     "quarantined": {"status": Status.QUARANTINED},
     "pending": {"status": Status.PENDING_REVIEW},
@@ -88,9 +99,9 @@ def review_fact(request, pk):
         if error:
             messages.error(request, error)
         else:
-            messages.success(request, OUTCOMES[change.status])
+            messages.success(request, _outcome(change))
         return redirect(f"{reverse('dashboard:review')}?show=changed")
-    context = {"change": change, "error": error, "outcome": None if error else OUTCOMES[change.status]}
+    context = {"change": change, "error": error, "outcome": None if error else _outcome(change)}
     return render_page(request, TEMPLATE, context, partial="fact", status=422 if error else 200)
 
 

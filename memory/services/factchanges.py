@@ -8,6 +8,9 @@ A changed fact is an UPDATE whose content-bearing tokens differ from the memory 
 
 A NOOP keeps the incoming text on its REINFORCED event; a curator can **split** it out into a
 memory of its own when the two were not the same after all. Every action is atomic and audited.
+A *proposal* (a non-curator's change of settled knowledge) waits instead, pending review, while the old
+memory stays served: confirming it makes it take effect (memory/services/proposals.py), undoing it
+declines it, "both true" activates it beside the old one.
 A changed fact is of one team, as both its memories (DESIGN.md §11).
 """
 
@@ -16,9 +19,19 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from memory.models import Action, FactChange, FactChangeStatus, Memory, MemoryEvent, Status, Team
+from memory.models import (
+    Action,
+    FactChange,
+    FactChangeKind,
+    FactChangeStatus,
+    Memory,
+    MemoryEvent,
+    Status,
+    Team,
+)
 from memory.services.audit import record_event
 from memory.services.errors import InvalidTransition, NotFound
+from memory.services.proposals import proposal_accept
 from memory.services.store import NOOP, memory_store
 
 RESOLUTIONS = {
@@ -30,7 +43,11 @@ RESOLUTIONS = {
 
 def open_fact_changes(*, team: Team):
     """``team``'s changed facts waiting for a curator, newest first, with both memories."""
-    return FactChange.objects.for_team(team).filter(status=FactChangeStatus.OPEN).select_related("old", "new")
+    return (
+        FactChange.objects.for_team(team)
+        .filter(status=FactChangeStatus.OPEN)
+        .select_related("old", "new", "new__author")
+    )
 
 
 def _restore(old: Memory, *, actor, change: FactChange, action: str) -> None:
@@ -58,6 +75,8 @@ def fact_change_resolve(*, change: FactChange, action: str, actor) -> FactChange
     )
     if change.status != FactChangeStatus.OPEN:
         raise InvalidTransition(f"This change was resolved already ({change.status}).")
+    if change.kind == FactChangeKind.PROPOSAL:
+        return _resolve_proposal(change, action=action, actor=actor)
     memories = Memory.objects.for_team(change.team_id).select_for_update()
     old = memories.get(pk=change.old_id)
     new = memories.get(pk=change.new_id)
@@ -69,6 +88,27 @@ def fact_change_resolve(*, change: FactChange, action: str, actor) -> FactChange
         new.reviewed_by, new.reviewed_at = actor, timezone.now()
         new.save(update_fields=["status", "status_reason", "reviewed_by", "reviewed_at", "updated_at"])
     record_event(new, Action.REVIEWED, actor=actor, fact_change=change.pk, resolution=action, old=str(old.pk))
+    change.status = RESOLUTIONS[action]
+    change.resolved_by, change.resolved_at = actor, timezone.now()
+    change.save(update_fields=["status", "resolved_by", "resolved_at"])
+    return change
+
+
+def _resolve_proposal(change: FactChange, *, action: str, actor) -> FactChange:
+    """A proposal is confirmed (it takes effect), undone (declined: the old memory was served all
+    along) or both true (the proposed memory is activated beside the old one)."""
+    if action == "confirm":
+        return proposal_accept(change, actor=actor, how="confirmed by a curator")
+    new = Memory.objects.for_team(change.team_id).select_for_update().get(pk=change.new_id)
+    if action == "undo":
+        new.status, new.status_reason = Status.REJECTED, "Declined: the proposed change did not take effect."
+    else:
+        new.status, new.status_reason = Status.ACTIVE, ""
+    new.reviewed_by, new.reviewed_at = actor, timezone.now()
+    new.save(update_fields=["status", "status_reason", "reviewed_by", "reviewed_at", "updated_at"])
+    record_event(
+        new, Action.REVIEWED, actor=actor, fact_change=change.pk, resolution=action, old=str(change.old_id)
+    )
     change.status = RESOLUTIONS[action]
     change.resolved_by, change.resolved_at = actor, timezone.now()
     change.save(update_fields=["status", "resolved_by", "resolved_at"])

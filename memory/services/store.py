@@ -2,8 +2,9 @@
 
 Every store returns an operation and the decision behind it: ADD (a new memory), UPDATE (a new
 memory that supersedes a close one of the same scope whose fact changed — queued for a curator's
-review as a FactChange) or NOOP (the existing memory, reinforced; the incoming text is kept on the
-reinforcement event). The decision itself is the pure function in ``memory/services/upsert.py``;
+review as a FactChange), PROPOSED (the same, of settled knowledge by a non-curator: stored pending
+review beside the old memory, which stays served; memory/services/governance.py) or NOOP (the
+existing memory, reinforced; the incoming text is kept on the reinforcement event). The decision itself is the pure function in ``memory/services/upsert.py``;
 this module gathers what it needs and writes what it says. Two live memories never share content:
 a unique index on the content hash decides races between concurrent stores.
 
@@ -33,6 +34,7 @@ from memory.models import (
     EntityMention,
     EntityType,
     FactChange,
+    FactChangeKind,
     Kind,
     Memory,
     MemoryEvent,
@@ -46,7 +48,9 @@ from memory.models import (
 from memory.rows import RowReader, row_reader
 from memory.services import entities as entity_service
 from memory.services.errors import AmbiguousEntity, ContentTooLarge, InvalidInput, NotFound
+from memory.services.governance import PROPOSED, govern, settled_reason
 from memory.services.injection import screen_fields
+from memory.services.proposals import open_proposals, proposal_after_reinforcement, supersede
 from memory.services.redaction import redact
 from memory.services.upsert import (  # noqa: F401  (re-exported: callers import them from here)
     ADD,
@@ -56,6 +60,7 @@ from memory.services.upsert import (  # noqa: F401  (re-exported: callers import
     Side,
     content_hash,
     decide,
+    decide_pair,
     jaccard,
     normalize_text,
     scope_conflict,
@@ -74,6 +79,7 @@ class StoreResult:
     memory: Memory
     superseded: Memory | None = None
     decision: Decision | None = None
+    proposal_for: Memory | None = None  # PROPOSED: the settled memory it would change
     redactions: list[str] = field(default_factory=list)
     quarantine_reasons: list[str] = field(default_factory=list)
 
@@ -364,6 +370,13 @@ def _with_resolved_mentions(ids: list, team: Team) -> dict:
     return memories
 
 
+def settled_of(memory: Memory) -> str | None:
+    """Why ``memory`` is settled knowledge that only a curator or enough people may change (§4.3)."""
+    return settled_reason(
+        maturity=memory.maturity, priority=memory.priority, curated=memory.reviewed_by_id is not None
+    )
+
+
 def side_of(memory: Memory) -> Side:
     mentions = getattr(memory, "resolved_mentions", None)
     if mentions is None:
@@ -384,6 +397,7 @@ class _Plan:
     existing: Memory | None = None
     batch_twin: int | None = None  # NOOP on a memory created earlier in this batch
     supersede: Memory | None = None
+    propose: Memory | None = None  # PROPOSED: the settled memory this one would change
     memory: Memory | None = None
 
     @property
@@ -479,13 +493,16 @@ def _decide(
     same_text: dict[tuple[str, str], list[Memory]],
     neighbours: dict[int, list[tuple[Memory, float]]],
     superseded: set,
+    curator: bool,
 ) -> None:
     """Set the decision of each plan of ``part`` (DESIGN.md §4.3, memory/services/upsert.py): the
     same live text is a NOOP; otherwise compare with the items before it in this list (only a NOOP
     counts there; ``in_batch``: :func:`_batch_sides`, empty without deduplication) and with the
     nearest live memories of a compatible scope (``neighbours``, :func:`_neighbours`); only memories
     already stored can be superseded, each at most once (``superseded``: those taken by earlier
-    items). ``matrix``: the items' vectors, filled up to the end of ``part``. Writes nothing."""
+    items), and settled ones only by a ``curator`` (else the change is PROPOSED, or reinforces an
+    open proposal of the same change). ``matrix``: the items' vectors, filled up to the end of
+    ``part``. Reads open proposals; writes nothing."""
     for index in part:
         plan = plans[index]
         item = plan.prepared
@@ -532,17 +549,40 @@ def _decide(
         else:
             candidates = [(c, cosine) for c, cosine in candidates if c.ref.pk not in superseded]
             decision = decide(side, candidates, same_lesson_cosine=lesson)
+            if decision.operation == UPDATE:
+                decision = govern(decision, settled=settled_of(decision.compared_with), curator=curator)
+            if decision.operation == PROPOSED:
+                decision = _same_proposal(side, matrix[index], decision)
         plan.decision = decision
         if decision.operation == NOOP:
             plan.existing = decision.compared_with
         elif decision.operation == UPDATE:
             plan.supersede = decision.compared_with
             superseded.add(plan.supersede.pk)
+        elif decision.operation == PROPOSED:
+            plan.propose = decision.compared_with
+
+
+def _same_proposal(side: Side, vector, decision: Decision) -> Decision:
+    """A proposal of the same change as one already open against the same memory reinforces that one
+    (so that distinct people proposing it independently can carry it); else ``decision`` stands."""
+    old = decision.compared_with
+    for proposed in open_proposals([old.pk], team_id=old.team_id).get(old.pk, []):
+        cosine = float(np.asarray(proposed.embedding, dtype=np.float32) @ vector)
+        same = decide_pair(side, side_of(proposed), cosine)
+        if same.operation == NOOP:
+            reason = f"the same change as an open proposal ({same.reason})"
+            return Decision(NOOP, reason, proposed, cosine, same.jaccard)
+    return decision
 
 
 def _new_memory(plan: _Plan, vector, *, team: Team, author, session, now) -> Memory:
     item = plan.prepared
     created_at = item.created_at or now
+    status, status_reason = item.status, item.status_reason
+    if plan.operation == PROPOSED:
+        status = Status.PENDING_REVIEW
+        status_reason = f"Proposed change of settled memory {plan.propose.pk}: {plan.decision.reason}"[:1000]
     return Memory(
         team=team,
         kind=item.kind,
@@ -556,8 +596,8 @@ def _new_memory(plan: _Plan, vector, *, team: Team, author, session, now) -> Mem
         embedding=vector,
         tags=item.tags,
         confidence=item.confidence,
-        status=item.status,
-        status_reason=item.status_reason,
+        status=status,
+        status_reason=status_reason,
         source=item.source,
         source_chunk=item.source_chunk,
         evidence_seq_start=item.evidence[0] if item.evidence else None,
@@ -580,9 +620,11 @@ def _store_many(
     session: Session | None = None,
     dedupe: bool = True,
     retry: bool = True,
+    curator: bool = False,
 ) -> list[StoreResult]:
     """The upsert of DESIGN.md §4.3 for a list of items, in a handful of queries whatever its length:
-    resolve entities → decide (memory/services/upsert.py) → write. The caller holds the transaction.
+    resolve entities → decide (memory/services/upsert.py, then memory/services/governance.py: settled
+    memories change by a ``curator``'s write only) → write. The caller holds the transaction.
     ``vectors``: an array, or a ChunkedEncoding the model may still be working on (what needs no
     vector is done first)."""
     author = author if getattr(author, "pk", None) else None
@@ -609,6 +651,7 @@ def _store_many(
                     same_text=same_text,
                     neighbours=neighbours,
                     superseded=superseded,
+                    curator=curator,
                 )
                 for index in part:
                     if plans[index].operation != NOOP:
@@ -631,10 +674,11 @@ def _store_many(
                 session=session,
                 dedupe=dedupe,
                 retry=False,
+                curator=curator,
             )[0]
             for i, item in enumerate(prepared)
         ]
-    return _apply(plans, author=author, session=session, now=now)
+    return _apply(plans, author=author, session=session, now=now, curator=curator)
 
 
 def _glued(target: Memory, entities: list[Entity]) -> list[Entity]:
@@ -648,10 +692,11 @@ def _glued(target: Memory, entities: list[Entity]) -> list[Entity]:
     return entities
 
 
-def _apply(plans: list[_Plan], *, author, session: Session | None, now) -> list[StoreResult]:
-    """Write what the decisions say: reinforce NOOP targets (keeping the incoming text), supersede
-    changed facts and queue them for review, and record mentions and audit events."""
-    mentions, events, changed, results = [], [], [], []
+def _apply(plans: list[_Plan], *, author, session: Session | None, now, curator: bool) -> list[StoreResult]:
+    """Write what the decisions say: reinforce NOOP targets (keeping the incoming text; an open
+    proposal so reinforced may take effect), supersede changed facts and queue them for review, link
+    proposals to the memories they would change, and record mentions and audit events."""
+    mentions, events, changed, results, reinforced = [], [], [], [], []
     for plan in plans:
         item = plan.prepared
         if plan.operation == NOOP:
@@ -662,6 +707,7 @@ def _apply(plans: list[_Plan], *, author, session: Session | None, now) -> list[
             )
             target.tags = tags
             target.reinforcement_count += 1
+            reinforced.append(target)
             mentions += [(target, entity) for entity in _glued(target, plan.entities)]
             plan.decision.compared_with = target
             events.append(
@@ -699,38 +745,38 @@ def _apply(plans: list[_Plan], *, author, session: Session | None, now) -> list[
         memory, entities = plan.memory, list(plan.entities)
         if plan.supersede is not None:
             old = Memory.objects.for_team(memory.team_id).select_for_update().get(pk=plan.supersede.pk)
-            entities += [
-                e
-                for e in Entity.objects.for_team(old.team_id).filter(
-                    mentions__memory=old, mentions__resolved=True
-                )
-                if e not in entities
-            ]
-            old.valid_until = max(now, old.valid_from)
-            old.superseded_by = memory
-            old.save(update_fields=["valid_until", "superseded_by", "updated_at"])
+            carried = supersede(old, memory, actor=author, now=now, decision=plan.decision.as_dict())
+            entities += [e for e in carried if e not in entities]
             plan.supersede = old
+        old = plan.supersede or plan.propose
+        if old is not None and plan.decision.changed_fact:
+            changed.append(
+                FactChange(
+                    team_id=old.team_id,
+                    kind=FactChangeKind.PROPOSAL if plan.propose is not None else FactChangeKind.CHANGED,
+                    old=old,
+                    new=memory,
+                    reason=plan.decision.reason[:1000],
+                    changes=plan.decision.as_dict()["changes"],
+                    cosine=plan.decision.cosine,
+                )
+            )
+        if plan.propose is not None:
             events.append(
                 MemoryEvent(
                     team_id=old.team_id,
                     memory=old,
                     memory_ref=old.pk,
-                    action=Action.SUPERSEDED,
+                    action=Action.PROPOSED,
                     actor=author,
-                    diff={"superseded_by": str(memory.pk), "decision": plan.decision.as_dict()},
+                    diff={
+                        "proposal": str(memory.pk),
+                        "text": memory.content,
+                        "author": getattr(author, "username", None),
+                        "decision": plan.decision.as_dict(),
+                    },
                 )
             )
-            if plan.decision.changed_fact:
-                changed.append(
-                    FactChange(
-                        team_id=old.team_id,
-                        old=old,
-                        new=memory,
-                        reason=plan.decision.reason[:1000],
-                        changes=plan.decision.as_dict()["changes"],
-                        cosine=plan.decision.cosine,
-                    )
-                )
         mentions += [(memory, entity) for entity in entities]
         events.append(
             MemoryEvent(
@@ -745,6 +791,7 @@ def _apply(plans: list[_Plan], *, author, session: Session | None, now) -> list[
                     "redactions": item.redactions,
                     "quarantine_reasons": item.quarantine_reasons,
                     "supersedes": str(plan.supersede.pk) if plan.supersede else None,
+                    "proposal_for": str(plan.propose.pk) if plan.propose else None,
                     "decision": plan.decision.as_dict(),
                 },
             )
@@ -755,6 +802,7 @@ def _apply(plans: list[_Plan], *, author, session: Session | None, now) -> list[
                 memory,
                 superseded=plan.supersede,
                 decision=plan.decision,
+                proposal_for=plan.propose,
                 redactions=item.redactions,
                 quarantine_reasons=item.quarantine_reasons,
             )
@@ -773,6 +821,9 @@ def _apply(plans: list[_Plan], *, author, session: Session | None, now) -> list[
             entity_service.record_unresolved(plan.memory, plan.ambiguities, plan.unknown)
     MemoryEvent.objects.bulk_create(events)
     FactChange.objects.bulk_create(changed, ignore_conflicts=True)
+    for target in dict.fromkeys(reinforced):
+        if proposal_after_reinforcement(target, actor=author, curator=curator) is not None:
+            target.refresh_from_db()
     return results
 
 
@@ -783,15 +834,24 @@ def _check_session(session: Session | None, team: Team) -> None:
 
 
 def memory_store(
-    *, team: Team, author=None, session: Session | None = None, dedupe: bool = True, **fields
+    *,
+    team: Team,
+    author=None,
+    session: Session | None = None,
+    dedupe: bool = True,
+    curator: bool = False,
+    **fields,
 ) -> StoreResult:
-    """Store one memory in ``team``. Raises InvalidInput, ContentTooLarge or AmbiguousEntity, and
-    NotFound for a session of another team; stores nothing then."""
+    """Store one memory in ``team``; ``curator``: the writer may change settled knowledge (§4.3).
+    Raises InvalidInput, ContentTooLarge or AmbiguousEntity, and NotFound for a session of another
+    team; stores nothing then."""
     _check_session(session, team)
     prepared = prepare(**fields)
     vectors = embeddings.encode([prepared.content])
     with transaction.atomic():
-        return _store_many([prepared], vectors, team=team, author=author, session=session, dedupe=dedupe)[0]
+        return _store_many(
+            [prepared], vectors, team=team, author=author, session=session, dedupe=dedupe, curator=curator
+        )[0]
 
 
 def memory_store_batch(
@@ -802,6 +862,7 @@ def memory_store_batch(
     session: Session | None = None,
     dedupe: bool = True,
     vectors=None,
+    curator: bool = False,
 ) -> list[StoreResult]:
     """Store many memories in ``team`` with one embedding call and a few queries. All or nothing: an
     invalid or ambiguous item stores none of them (InvalidInput names it as ``items[i].field``).
@@ -834,6 +895,7 @@ def memory_store_batch(
                 author=author,
                 session=session,
                 dedupe=dedupe,
+                curator=curator,
             )
     finally:
         if pending is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memory.models import FactChange, Memory
+from tests.conftest import join
 
 pytestmark = pytest.mark.usefixtures("embedder")
 
@@ -115,3 +116,53 @@ def test_a_reinforcement_can_be_split_out_by_a_curator(api):
     )
     again = api["curator"].post(f"/api/v1/observations/{memory_id}/split", body, format="json")
     assert again.status_code == 409
+
+
+def _settled(team) -> Memory:
+    """NODE_18, approved by a curator: the team's settled knowledge."""
+    from memory.services.curation import memory_approve
+    from memory.services.store import memory_store
+    from tests.conftest import voter
+
+    memory = memory_store(team=team, content=NODE_18).memory
+    return memory_approve(memory=memory, actor=join(voter(7), team, "curator"))
+
+
+def test_a_members_change_of_settled_knowledge_is_proposed_and_a_curators_takes_effect(api, team):
+    old = _settled(team)
+    proposed = store(api["member"], NODE_20)
+    assert proposed.status_code == 201
+    body = proposed.json()
+    assert body["operation"] == "PROPOSED" and body["proposal_for"] == str(old.pk)
+    assert body["superseded"] is None and body["memory"]["status"] == "pending_review"
+    assert (
+        body["decision"]["operation"] == "PROPOSED"
+        and "approved or edited by a curator" in body["decision"]["reason"]
+    )
+    found = api["member"].get("/api/v1/search", {"q": "node version billing"}).json()["results"]
+    assert [hit["memory"]["content"] for hit in found][:1] == [NODE_18]
+    # The same change written by a curator's token is a confirmation: the proposal takes effect.
+    confirmed = store(api["curator"], NODE_20)
+    assert confirmed.json()["operation"] == "NOOP"
+    assert FactChange.objects.get().status == "confirmed"
+    found = api["member"].get("/api/v1/search", {"q": "node version billing"}).json()["results"]
+    assert [hit["memory"]["content"] for hit in found][:1] == [NODE_20]
+
+
+def test_a_curators_token_changes_settled_knowledge_directly_and_a_batch_is_governed(api, team):
+    old = _settled(team)
+    batch = (
+        api["member"]
+        .post("/api/v1/observations/batch", {"items": [{"content": NODE_20}]}, format="json")
+        .json()["results"]
+    )
+    assert batch[0]["operation"] == "PROPOSED"
+    FactChange.objects.all().delete()
+    Memory.objects.exclude(pk=old.pk).delete()
+    direct = store(api["curator"], NODE_20).json()
+    assert direct["operation"] == "UPDATE" and direct["superseded"] == str(old.pk)
+
+
+def test_a_token_that_claims_curate_after_its_member_was_demoted_only_proposes(api, team):
+    _settled(team)
+    assert store(api["member_claiming_curate"], NODE_20).json()["operation"] == "PROPOSED"
