@@ -527,8 +527,13 @@ class SessionSerializer(serializers.ModelSerializer):
 
 class FactChangeSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    old = MemorySerializer(help_text="The memory that was superseded.")
-    new = MemorySerializer(help_text="The memory that superseded it.")
+    kind = serializers.ChoiceField(
+        choices=["changed", "proposal"],
+        help_text="changed: the new memory superseded the old one at once; proposal: it would change "
+        "settled knowledge and waits (pending review) while the old one stays served.",
+    )
+    old = MemorySerializer(help_text="The memory that was superseded (or, for a proposal, would be).")
+    new = MemorySerializer(help_text="The memory that superseded it (or is proposed to).")
     reason = serializers.CharField(help_text='What changed, e.g. "version changed: 18 → 20".')
     changes = DecisionChangeSerializer(many=True)
     cosine = serializers.FloatField(allow_null=True)

@@ -686,6 +686,7 @@ def fact_change_data(change) -> dict:
     return s.FactChangeSerializer(
         {
             "id": change.pk,
+            "kind": change.kind,
             "old": memories[change.old_id],
             "new": memories[change.new_id],
             "reason": change.reason,

@@ -1,5 +1,8 @@
 """Upsert decisions on labeled pairs: ``python -m bench.dedup [bench/data/dedup_pairs.jsonl] [--no-api]``.
 
+Then the governed pairs of issue 42 (bench/dedup_governed.py): a dev and a frozen test split, printed
+side by side (``--no-governed`` leaves them out; they are left out when a data file is named).
+
 Each line of the data set is a pair ``{"id", "label": "different"|"paraphrase", "kind", "a", "b",
 "entities_a"?, "entities_b"?}``: ``b`` is stored after ``a``. A *different* pair states another fact
 (another person, number, version, port…) and must never be a NOOP; a *paraphrase* says the same
@@ -150,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("data", nargs="?", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--no-api", action="store_true", help="only the pure decision (no database)")
     parser.add_argument("--show", action="store_true", help="print every pair the targets count against")
+    parser.add_argument(
+        "--no-governed", action="store_true", help="leave out the governed dev and test pairs"
+    )
     args = parser.parse_args(argv)
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memorylane.settings")
@@ -192,6 +198,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{len(api['leaks'])} served the other entity's fact; store p50 {result['store_ms']['p50']} ms, "
             f"p95 {result['store_ms']['p95']} ms"
         )
+    if not args.no_governed and args.data == DEFAULT_DATA:
+        from bench import dedup_governed
+
+        result.update(dedup_governed.run(api=not args.no_api, show=args.show))
     print(json.dumps(result, sort_keys=True))
     return 0
 

@@ -305,3 +305,23 @@ def test_the_load_harness_counts_the_cpu_of_a_process_tree_including_exited_chil
     subprocess.run([sys.executable, "-c", burn], check=True)  # exits (and is reaped) before the count
     assert tree_cpu_seconds(os.getpid()) - before >= 0.4
     assert tree_cpu_seconds(2**22 + 12345) == 0.0  # no such process
+
+
+@pytest.mark.usefixtures("embedder")
+def test_the_governed_dedup_harness_stores_each_pair_in_its_state_and_carries_every_proposal(db):
+    """A few dev pairs through the REST API as bench.dedup runs them: a member's change of settled
+    knowledge is proposed and never supersedes it; each proposal then takes effect by a second
+    person or a curator's confirmation."""
+    from bench import dedup_governed
+
+    pairs = dedup_governed.load_split("dev")
+    chosen = [p for p in pairs if p["expect"] == "PROPOSE"][:2] + [
+        p for p in pairs if p["expect"] == "SUPERSEDE"
+    ][:1]
+    found = dedup_governed.run_api(chosen)
+    assert found["settled_member_writes"] == 2 and found["settled_superseded_by_one_member"] == 0
+    assert found["proposals"] == sum(found["outcomes"][p["id"]] == "PROPOSE" for p in chosen)
+    assert found["proposals_carried"] == found["proposals"]
+    figures = dedup_governed.metrics(chosen, found["outcomes"])
+    assert figures["pairs"] == 3 and figures["settled_superseded_by_one_member"] == 0
+    assert len(dedup_governed.load_split("test")) == 127  # the frozen split, its checksum checked
