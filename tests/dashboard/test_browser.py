@@ -299,6 +299,33 @@ def test_a_curator_reviews_a_changed_fact_side_by_side_and_undoes_it(as_curator,
     assert old.superseded_by is None and new.status == "rejected"
 
 
+def test_a_curator_accepts_a_members_proposal_to_change_a_settled_rule(
+    as_curator, team, member, curator, embedder
+):
+    from memory.models import FactChange
+    from memory.services.curation import memory_approve
+    from memory.services.store import memory_store
+
+    old = memory_store(team=team, content="Always pin Node 18 for the billing service.").memory
+    memory_approve(memory=old, actor=curator)
+    proposal = memory_store(team=team, author=member, content="Always pin Node 20 for the billing service.")
+    assert proposal.operation == "PROPOSED"
+    change = FactChange.objects.get()
+    visit = as_curator()
+    visit.go("/review/?show=changed")
+    card = visit.page.locator(f"#fact-{change.pk}")
+    expect(card).to_contain_text(f"Proposal by {member.username}")
+    expect(card.locator(".was")).to_contain_text("In force")
+    expect(card.locator(".now mark")).to_have_text("20")
+    visit.mark()
+    card.get_by_role("button", name="Accept").click()
+    expect(card).to_contain_text("Accepted")
+    visit.assert_not_reloaded()
+    old.refresh_from_db()
+    assert old.superseded_by == proposal.memory
+    assert Memory.objects.get(pk=proposal.memory.pk).status == "active"
+
+
 def test_a_curator_splits_a_reinforcement_out_of_a_memory(as_curator, team, embedder):
     from memory.services.store import memory_store
 

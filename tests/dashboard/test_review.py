@@ -172,3 +172,29 @@ def test_a_memory_cannot_be_merged_into_itself_or_into_a_quarantined_one(clients
     )
     assert other.status_code == 422 and "Merge into an active memory" in other.content.decode()
     assert Memory.objects.get(pk=pending.pk).status == "pending_review"
+
+
+def test_a_proposal_is_resolved_by_curators_only_and_another_teams_is_missing(
+    clients, team, member, curator, embedder
+):
+    from memory.models import FactChange
+    from memory.services.curation import memory_approve
+    from memory.services.store import memory_store
+
+    old = memory_approve(
+        memory=memory_store(team=team, content="Deploy billing on Tuesdays only.").memory, actor=curator
+    )
+    memory_store(team=team, author=member, content="Deploy billing on Thursdays only.")
+    change = FactChange.objects.get(kind="proposal")
+    url = f"/review/changed/{change.pk}/"
+    page = clients["curator"].get("/review/?show=changed").content.decode()
+    assert "Proposal by mia" in page and "In force" in page and ">Accept<" in page
+    assert clients["member"].post(url, {"action": "confirm"}).status_code == 403
+    assert clients["reader"].post(url, {"action": "confirm"}).status_code == 403
+    assert clients["outsider"].post(url, {"action": "confirm"}).status_code == 404
+    old.refresh_from_db()
+    assert old.superseded_by is None and FactChange.objects.get().status == "open"
+    response = clients["curator"].post(url, {"action": "undo"}, headers={"hx-request": "true"})
+    assert response.status_code == 200 and "Declined" in response.content.decode()
+    old.refresh_from_db()
+    assert old.superseded_by is None and old.status == "active"
