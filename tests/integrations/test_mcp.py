@@ -290,6 +290,28 @@ def test_unknown_arguments_are_refused_naming_them_and_stores_explain_their_deci
     assert decision["operation"] == "UPDATE" and decision["reason"] == "version changed: 18 → 20"
     assert decision["compared_with"] == first.structured_content["memory"]["id"]
 
+    # Once a curator approved it, the same member's agent only proposes a change of it.
+    from django.contrib.auth import get_user_model
+
+    from memory.models import Memory
+    from memory.services.curation import memory_approve
+
+    settled = Memory.objects.get(pk=changed.structured_content["memory"]["id"])
+    memory_approve(memory=settled, actor=get_user_model().objects.create_user(username="cleo"))
+
+    async def propose():
+        async with session(lane_server, tokens["member"]) as client:
+            return await client.call_tool(
+                "memory_lane_store",
+                {"information": "Always pin Node 22 for the billing service.", "type": "decision"},
+            )
+
+    proposed = run(propose()).structured_content
+    assert proposed["operation"] == "PROPOSED" and proposed["proposal_for"] == str(settled.pk)
+    assert proposed["memory"]["status"] == "pending_review"
+    settled.refresh_from_db()
+    assert settled.superseded_by is None
+
 
 def test_memlane_mcp_relays_over_stdio_and_ties_tool_calls_to_the_agent_session(
     lane_server, tokens, memlane_env, tmp_path
