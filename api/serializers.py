@@ -576,3 +576,43 @@ class ReinforcementSerializer(serializers.Serializer):
 
 class SplitInSerializer(StrictSerializer):
     reinforcement = serializers.IntegerField(min_value=1, help_text="The reinforcement's id.")
+
+
+class HistoryVersionSerializer(serializers.Serializer):
+    version = serializers.IntegerField(source="number", help_text="From 1, oldest first.")
+    text = serializers.CharField(
+        allow_null=True, help_text="null: the text of a memory you may not see (withheld)."
+    )
+    memory = serializers.UUIDField(help_text="The memory that had this text: this one or one it replaced.")
+    at = serializers.DateTimeField(help_text="When it got this text.")
+    current = serializers.BooleanField(help_text="The memory's text now (the last version).")
+
+
+class HistoryEntrySerializer(serializers.Serializer):
+    at = serializers.DateTimeField()
+    kind = serializers.CharField(
+        help_text="created, quarantined, edited, superseded, supersedes, reinforced, proposed, feedback, "
+        "approved, rejected, reviewed, promoted, deprecated, maturity, reset, merged, split, "
+        "restored, inverted, condensed."
+    )
+    actor = serializers.CharField(allow_null=True, help_text="Who did it; null for an agent or a job.")
+    summary = serializers.CharField(help_text="What happened, in words.")
+    memory = serializers.UUIDField(
+        allow_null=True,
+        help_text="The other memory it concerns: a successor, predecessor, proposal or merge partner.",
+    )
+    details = serializers.DictField(
+        help_text="What matters for its kind: text, sender, agent_name, session (reinforced); old_text, "
+        "new_text, fields (edited); text, status (proposed, supersedes); signal, source, value, note "
+        "(feedback); version (restored); reason."
+    )
+
+
+class HistorySerializer(serializers.Serializer):
+    memory = serializers.UUIDField(source="memory.pk")
+    versions = HistoryVersionSerializer(many=True, help_text="Oldest first; restore one by its number.")
+    events = HistoryEntrySerializer(many=True, help_text="The timeline, oldest first.")
+
+
+class RestoreInSerializer(StrictSerializer):
+    version = serializers.IntegerField(min_value=1, help_text="The version's number, from /history.")

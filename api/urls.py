@@ -15,6 +15,16 @@ urlpatterns = [
         name="api-observation-reinforcements",
     ),
     path("v1/observations/<uuid:memory_id>/split", views.SplitView.as_view(), name="api-observation-split"),
+    path(
+        "v1/observations/<uuid:memory_id>/history",
+        views.HistoryView.as_view(),
+        name="api-observation-history",
+    ),
+    path(
+        "v1/observations/<uuid:memory_id>/history/restore",
+        views.RestoreView.as_view(),
+        name="api-observation-history-restore",
+    ),
     path("v1/changed-facts", views.FactChangeListView.as_view(), name="api-changed-facts"),
     path("v1/changed-facts/<int:change_id>", views.FactChangeDetailView.as_view(), name="api-changed-fact"),
     path("v1/search", views.SearchView.as_view(), name="api-search"),

@@ -43,7 +43,7 @@ from api.access import (
 )
 from memory.conf import setting
 from memory.models import EntityMention, FactChange, Kind, Memory, Scope, Session
-from memory.services import curation, factchanges
+from memory.services import curation, factchanges, history
 from memory.services import entities as entity_service
 from memory.services.context import context_build
 from memory.services.errors import InvalidInput, NotFound
@@ -812,6 +812,64 @@ class SplitView(APIView):
             result = factchanges.reinforcement_split(memory=memory, event_id=event_id, actor=request.user)
             check_projects(who, [result.memory.pk], ["reinforcement"])
         return Response(store_result(result), status=status.HTTP_201_CREATED)
+
+
+class HistoryView(APIView):
+    required_scopes = {"GET": R}
+
+    @extend_schema(
+        tags=["memories"],
+        responses={200: s.HistorySerializer, 404: NOT_FOUND, **errors(401, 403, 429)},
+        summary="A memory's history: the versions of its text and its timeline",
+        operation_id="observations_history",
+        description="Versions run across the supersession chain (the texts of the memories it replaced, "
+        "then its own edits; the last is current). The timeline, oldest first, holds edits, "
+        "supersessions, reinforcements (with the incoming text and sender), proposals, feedback and "
+        "reviews. The text of another memory you may not see is withheld.",
+    )
+    def get(self, request: Request, memory_id) -> Response:
+        who = caller(request)
+        visible = visible_memories(who)
+        memory = memory_of(who, visible, memory_id)
+        data = {
+            "memory": memory,
+            "versions": history.memory_versions(memory, readable=visible),
+            "events": history.memory_history(memory, readable=visible),
+        }
+        return Response(s.HistorySerializer(data).data)
+
+
+class RestoreView(APIView):
+    required_scopes = {"POST": C}
+
+    @extend_schema(
+        tags=["memories"],
+        request=s.RestoreInSerializer,
+        responses={
+            200: s.MemorySerializer,
+            404: NOT_FOUND,
+            409: OpenApiResponse(
+                s.ErrorSerializer,
+                description="INVALID_TRANSITION: that version is the current text, or another live "
+                "memory has it.",
+            ),
+            **errors(400, 401, 403, 413, 429),
+        },
+        summary="Restore an earlier version of a memory's text (curators)",
+        operation_id="observations_history_restore",
+        description="An edit like any other (redacted, re-embedded, audited), plus a `restored` entry "
+        "on the timeline.",
+    )
+    def post(self, request: Request, memory_id) -> Response:
+        who = caller(request)
+        memory = memory_of(who, visible_memories(who), memory_id)
+        serializer = s.RestoreInSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        history.memory_restore_version(
+            memory=memory, version=serializer.validated_data["version"], actor=request.user
+        )
+        memory = memory_of(who, memories_with_entities(visible_memories(who)), memory_id)
+        return Response(s.MemorySerializer(memory).data)
 
 
 # --- entities, reflections, export -------------------------------------------------------------

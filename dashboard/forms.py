@@ -113,6 +113,10 @@ class SplitForm(DashboardForm):
     reinforcement = forms.IntegerField(min_value=1, error_messages={"required": "Choose what to split out."})
 
 
+class RestoreForm(DashboardForm):
+    version = forms.IntegerField(min_value=1, error_messages={"required": "Choose a version to restore."})
+
+
 class DeprecateForm(DashboardForm):
     reason = forms.CharField(label="Reason", max_length=1000, error_messages={"required": "Say why."})
 

@@ -37,6 +37,7 @@ urlpatterns = [
     path("memories/<uuid:pk>/maturity/", memories.memory_maturity, name="memory_maturity"),
     path("memories/<uuid:pk>/delete/", memories.memory_delete, name="memory_delete"),
     path("memories/<uuid:pk>/split/", memories.memory_split, name="memory_split"),
+    path("memories/<uuid:pk>/restore/", memories.memory_restore, name="memory_restore"),
     path("maturity/", maturity.maturity_board, name="maturity"),
     path("entities/", entities.entity_list, name="entities"),
     path("entities/merge/", entities.entity_merge, name="entity_merge"),

@@ -8,7 +8,14 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from dashboard.forms import DeprecateForm, FeedbackForm, MaturityActionForm, MemoryFilterForm, SplitForm
+from dashboard.forms import (
+    DeprecateForm,
+    FeedbackForm,
+    MaturityActionForm,
+    MemoryFilterForm,
+    RestoreForm,
+    SplitForm,
+)
 from dashboard.permissions import (
     curator_required,
     get_or_404,
@@ -26,8 +33,8 @@ from dashboard.views.common import (
 )
 from dashboard.views.maturity import board_context
 from memory.conf import setting
-from memory.models import EntityMention, FeedbackEvent, Maturity, Memory, MemoryEvent, Status
-from memory.services import curation, factchanges, maturity
+from memory.models import EntityMention, FeedbackEvent, Maturity, Memory, Status
+from memory.services import curation, factchanges, history, maturity
 from memory.services import entities as entity_service
 from memory.services.errors import MemoryLaneError
 from memory.services.feedback import feedback_record
@@ -165,26 +172,17 @@ def supersession_chain(memory: Memory) -> list[Memory]:
     return chain
 
 
-@require_GET
-@member_required
-def memory_detail(request, pk):
+def detail_context(request, memory: Memory) -> dict:
+    """What the memory detail page shows of ``memory`` (one of ``visible_memories(request)``)."""
     visible = visible_memories(request)
-    memory = get_or_404(
-        request,
-        visible.select_related(
-            "author", "reviewed_by", "session", "superseded_by", "inverted_from", "condensed_into"
-        ),
-        "memory",
-        pk=pk,
-    )
     with_entities([memory])
     team = request.team
-    context = {
+    return {
         "memory": memory,
         "unresolved": EntityMention.objects.for_team(team).filter(memory=memory, resolved=False),
-        "events": MemoryEvent.objects.for_team(team)
-        .filter(memory_ref=memory.pk)
-        .select_related("actor")[:200],
+        # The timeline newest first (the service reads it oldest first); versions oldest first.
+        "timeline": list(reversed(history.memory_history(memory, readable=visible))),
+        "versions": history.memory_versions(memory, readable=visible),
         "feedback": FeedbackEvent.objects.for_team(team)
         .filter(memory=memory)
         .select_related("user", "session")[:200],
@@ -198,7 +196,54 @@ def memory_detail(request, pk):
         "can_promote": memory.maturity in (Maturity.CANDIDATE, Maturity.ESTABLISHED),
         "reinforcements": factchanges.reinforcements(memory),
     }
-    return render_page(request, "dashboard/memory_detail.html", context)
+
+
+def _detail_memory(request, pk) -> Memory:
+    return get_or_404(
+        request,
+        visible_memories(request).select_related(
+            "author", "reviewed_by", "session", "superseded_by", "inverted_from", "condensed_into"
+        ),
+        "memory",
+        pk=pk,
+    )
+
+
+@require_GET
+@member_required
+def memory_detail(request, pk):
+    memory = _detail_memory(request, pk)
+    return render_page(request, "dashboard/memory_detail.html", detail_context(request, memory))
+
+
+@require_POST
+@curator_required
+def memory_restore(request, pk):
+    """Set the memory's text back to one of its earlier versions: the page again (htmx swaps it
+    whole, since the text, the versions and the timeline all change), or a redirect to it."""
+    memory = _detail_memory(request, pk)
+    form = RestoreForm(request.POST)
+    notice = error = ""
+    if not form.is_valid():
+        error = form_error(form)
+    else:
+        version = form.cleaned_data["version"]
+        try:
+            history.memory_restore_version(memory=memory, version=version, actor=request.user)
+        except MemoryLaneError as exc:
+            error = human_error(exc)
+        else:
+            notice = f"Version {version} restored: it is the memory's text again."
+    if not request.htmx:
+        if error:
+            messages.error(request, error)
+        else:
+            messages.success(request, notice)
+        return redirect("dashboard:memory_detail", pk=memory.pk)
+    context = {**detail_context(request, _detail_memory(request, pk)), "notice": notice, "error": error}
+    return render_page(
+        request, "dashboard/memory_detail.html", context, partial="page", status=422 if error else 200
+    )
 
 
 @require_POST

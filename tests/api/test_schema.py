@@ -15,6 +15,8 @@ def test_the_openapi_schema_validates_without_warnings_and_documents_every_endpo
         "/api/v1/observations/{memory_id}",
         "/api/v1/observations/{memory_id}/reinforcements",
         "/api/v1/observations/{memory_id}/split",
+        "/api/v1/observations/{memory_id}/history",
+        "/api/v1/observations/{memory_id}/history/restore",
         "/api/v1/changed-facts",
         "/api/v1/changed-facts/{change_id}",
         "/api/v1/search",

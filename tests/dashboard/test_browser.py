@@ -405,3 +405,28 @@ def test_an_owner_changes_a_role_on_the_members_page_in_place(
         visit.close()
     membership.refresh_from_db()
     assert membership.role == "curator"
+
+
+def test_a_curator_restores_an_earlier_version_from_the_memory_page(as_curator, team, curator, embedder):
+    from memory.services.curation import memory_update
+    from memory.services.store import memory_store
+
+    memory_store(team=team, content="Always pin Node 18 for the billing service.")
+    newer = memory_store(team=team, content="Always pin Node 20 for the billing service.").memory
+    memory_update(memory=newer, actor=curator, content="Always pin Node 22 for the billing service.")
+    visit = as_curator()
+    visit.go(f"/memories/{newer.pk}/")
+    versions = visit.page.locator(".versions")
+    expect(versions.locator(".version")).to_have_count(3)
+    expect(versions.locator(".version.current")).to_contain_text("Node 22")
+    visit.mark()
+    versions.get_by_role("button", name="Restore version 1").click()
+    expect(visit.page.get_by_role("status")).to_contain_text("Version 1 restored")
+    visit.assert_not_reloaded()
+    expect(visit.page.locator(".content.large")).to_have_text("Always pin Node 18 for the billing service.")
+    expect(versions.locator(".version")).to_have_count(4)
+    expect(visit.page.locator(".timeline-entry").first).to_contain_text("Version 1 restored")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    visit.page.screenshot(path=SCREENSHOTS / "memory-history-laptop.png", full_page=True)
+    newer.refresh_from_db()
+    assert newer.content == "Always pin Node 18 for the billing service."
