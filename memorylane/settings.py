@@ -250,6 +250,7 @@ SPECTACULAR_SETTINGS = {
         "MaturityEnum": "memory.models.Maturity",
         "MemorySourceEnum": "memory.models.Source",
         "FeedbackSourceEnum": "memory.models.FeedbackSource",
+        "FactChangeKindEnum": "memory.models.FactChangeKind",
         "ReviewStatusEnum": [("active", "active"), ("rejected", "rejected")],
         "MaturityActionEnum": [("proven", "proven"), ("deprecated", "deprecated"), ("reset", "reset")],
     },
