@@ -14,6 +14,7 @@ from memory.models import (
     Category,
     Entity,
     EntityType,
+    FactChangeKind,
     FeedbackEvent,
     Maturity,
     Memory,
@@ -528,7 +529,7 @@ class SessionSerializer(serializers.ModelSerializer):
 class FactChangeSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     kind = serializers.ChoiceField(
-        choices=["changed", "proposal"],
+        choices=FactChangeKind.choices,
         help_text="changed: the new memory superseded the old one at once; proposal: it would change "
         "settled knowledge and waits (pending review) while the old one stays served.",
     )

@@ -251,6 +251,7 @@ SPECTACULAR_SETTINGS = {
         "MemorySourceEnum": "memory.models.Source",
         "FeedbackSourceEnum": "memory.models.FeedbackSource",
         "FactChangeKindEnum": "memory.models.FactChangeKind",
+        "MemoryKindEnum": "memory.models.Kind",
         "ReviewStatusEnum": [("active", "active"), ("rejected", "rejected")],
         "MaturityActionEnum": [("proven", "proven"), ("deprecated", "deprecated"), ("reset", "reset")],
     },
