@@ -78,7 +78,10 @@ def proposal_after_reinforcement(memory: Memory, *, actor, curator: bool) -> Fac
     if change is None or not proposal_carried(proposers(change), by_curator=curator):
         return None
     how = "confirmed by a curator's write" if curator else "proposed by enough people"
-    return proposal_accept(change, actor=actor if curator else None, how=how)
+    try:
+        return proposal_accept(change, actor=actor if curator else None, how=how)
+    except InvalidTransition:
+        return None  # the memory it would change was changed since: a curator declines it
 
 
 @transaction.atomic

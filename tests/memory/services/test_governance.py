@@ -203,3 +203,22 @@ def test_a_paraphrase_keeps_the_memorys_maturity_votes_and_history(team, member)
     assert not FactChange.objects.exists()
     event = MemoryEvent.objects.get(memory=old, action=Action.REINFORCED)
     assert event.diff["text"] == PARAPHRASE and event.actor == member
+
+
+@with_the_model
+def test_a_proposal_whose_memory_changed_meanwhile_waits_for_a_curator_instead_of_failing_a_store(
+    team, member, curator
+):
+    old = _established(team)
+    first = memory_store(team=team, content=NODE_20, author=member).memory
+    memory_store(
+        team=team, content="Always pin Node 22 for the billing service.", author=curator, curator=True
+    )
+    old.refresh_from_db()
+    assert old.superseded_by is not None
+    second = memory_store(team=team, content=NODE_20, author=voter(9, team))
+    assert second.operation == NOOP and second.memory == first
+    assert Memory.objects.get(pk=first.pk).status == Status.PENDING_REVIEW
+    proposal = FactChange.objects.get(kind="proposal")
+    assert proposal.status == "open"
+    assert fact_change_resolve(change=proposal, action="undo", actor=curator).status == "undone"
