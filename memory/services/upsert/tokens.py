@@ -1,25 +1,12 @@
-"""The upsert decision (DESIGN.md §4.3): is a new memory the same fact as an old one, a changed
-fact, or something else? A pure function of both sides — text, similarity, entities, category —
-with no database access, so it can be tested on thousands of labeled pairs.
+"""Content-bearing tokens (DESIGN.md §4.3): what of a text can make it another fact.
 
-A fact is never silently lost, so the rule leans one way: NOOP only when the new text adds
-nothing. Two texts say the same thing when every *content-bearing* token matches, in the same
-order where order carries meaning. Content-bearing here is broad on purpose: every word that is
-not a function word (after case folding, light stemming, number words → digits and a small table
-of engineering synonyms), because a team or project name ("the platform team" → "the payments
-team") is as much a fact as a version number. Tokens are classed (number, version, port, date,
-time, path, identifier, name, negation, contrast, word) so the reason can say what changed.
-
-Decisions, for a new memory against each neighbour of a compatible scope (closest first):
-- scope: entities of one kind on both sides and disjoint (another project, person, feature…)
-  → never the same fact, never superseded;
-- NOOP: the same normalized text, or a close text (near-identical: cosine ≥ NOOP_COSINE or
-  Jaccard ≥ NOOP_JACCARD; or a paraphrase at cosine ≥ UPDATE_COSINE) whose content-bearing tokens
-  are all the same, in the same order — the reinforcement keeps the incoming text, so nothing
-  is lost;
-- UPDATE (a changed fact): close, same category, some content-bearing token differs → the new
-  memory supersedes the old one and a curator reviews the pair;
-- otherwise ADD.
+Content-bearing here is broad on purpose: every word that is not a function word (after case
+folding, light stemming, number words → digits and a small table of engineering synonyms), because
+a team or project name ("the platform team" → "the payments team") is as much a fact as a version
+number. Tokens are classed (number, version, port, date, time, path, identifier, name, negation,
+scope, contrast, word) so the reason can say what changed. Words of obligation ("must", "always",
+"make sure") and light verbs ("use", "go") are read as nothing: they reword a rule, they do not
+change it.
 """
 
 from __future__ import annotations
@@ -27,9 +14,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 
 from memory.conf import setting
@@ -78,7 +63,7 @@ RAW_TOKEN_RE = re.compile(
   | (?P<path>(?:~|\.{1,2})?/?(?:[\w@.+-]+/)+[\w@.+*-]*|\b[\w-]+\.(?:py|js|ts|tsx|jsx|json|ya?ml|toml|md|txt|sh|cfg|ini|env|lock|go|rs|rb|java|kt|swift|sql|html|css|conf)\b)
   | (?P<date>\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b)
   | (?P<time>\b\d{1,2}(?::\d{2})+\s?(?:[ap]\.?m\.?)?(?![\w:])|\b\d{1,2}\s?[ap]\.?m\.?(?![\w]))
-  | (?P<word>[\w][\w'’]*(?:[.:@+#/-][\w'’]+)*[+#]*%?)
+  | (?P<word>\d{1,3}(?:,\d{3})+(?![\d,])|[\w][\w'’]*(?:[.:@+#/-][\w'’]+)*[+#]*%?)
   | (?P<symbol><=|>=|!=|==|=>|->|[<>≤≥=→])
     """,
     re.VERBOSE | re.IGNORECASE,
@@ -137,7 +122,9 @@ FUNCTION_WORDS = _words(
     a an the this that these those it its it's they them their there here we us our you your i me my
     he she his her him is are was were be been being am do does did doing done have has had having
     will would shall should can could may might must to of in on at by for with as from into onto
-    about and or but so if then than also just only very really too quite rather still even
+    about and or but so if then than also just very really too quite rather still even already yet
+    through around across along within behind beside between among toward towards upon against
+    during via while whereas although though because since whenever instead there
     which who whom whose what when where why how all any each every some such both either
     one's own same other another more most much many few lot lots
     please note remember make sure ensure keep ok okay well actually basically
@@ -151,12 +138,9 @@ NEGATIONS = _words(
     not no never none nothing nobody nowhere neither nor without cannot can't cant don't dont
     doesn't doesnt didn't didnt isn't isnt aren't arent wasn't wasnt weren't werent won't wont
     wouldn't wouldnt shouldn't shouldnt mustn't mustnt needn't neednt haven't havent hasn't hasnt
-    hadn't hadnt couldn't couldnt mightn't avoid
+    hadn't hadnt couldn't couldnt mightn't avoid unless
     """
 )
-
-# Words whose swap reverses a relation: the order of what stands around them matters.
-RELATIONAL = _words("before after than instead over from to into vs versus then above below until")
 
 
 @lru_cache(maxsize=8)
@@ -187,6 +171,21 @@ def synonyms() -> dict[str, str]:
     return _synonym_map(_frozen(setting("UPSERT_SYNONYMS")))
 
 
+@lru_cache(maxsize=8)
+def _word_list(words: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(str(word).lower() for word in words)
+
+
+@lru_cache(maxsize=8)
+def _stems(words: frozenset[str]) -> frozenset[str]:
+    return frozenset(stem(word) for word in words)
+
+
+def word_setting(name: str) -> frozenset[str]:
+    """A word list of the rule book (UPSERT_MODAL_WORDS, UPSERT_SCOPE_WORDS…) as a set."""
+    return _word_list(tuple(setting(name)))
+
+
 def phrase_rewrites() -> list[tuple[re.Pattern, str]]:
     return _phrase_patterns(tuple(tuple(pair) for pair in setting("UPSERT_PHRASES")))
 
@@ -200,18 +199,40 @@ def _phrase_patterns(pairs: tuple[tuple[str, str], ...]) -> list[tuple[re.Patter
 
 def _rewrite_phrases(text: str) -> str:
     """Multi-word phrases → one word ("make sure" → "ensure"), padded with spaces so every token
-    keeps its position in the original text (for highlighting)."""
+    keeps its position in the original text (for highlighting); and a negated comparative read as
+    its bound ("no user gets more than one" ≡ "each user gets at most one")."""
     for pattern, replacement in phrase_rewrites():
         text = pattern.sub(
             lambda m, r=replacement: r.ljust(len(m.group())) if len(r) <= len(m.group()) else m.group(), text
         )
+    for comparative, bound in setting("UPSERT_NEGATED_COMPARATIVES").items():
+        pattern = _negated_comparative(comparative)
+        text = pattern.sub(
+            lambda m, b=bound: (
+                " " * len(m.group("negation")) + m.group("middle") + b.ljust(len(m.group("bound")))
+            ),
+            text,
+        )
     return text
+
+
+@lru_cache(maxsize=32)
+def _negated_comparative(comparative: str) -> re.Pattern:
+    return re.compile(
+        rf"\b(?P<negation>no|not|never|nobody|none)\b(?P<middle>[^,.;:!?]*?)(?P<bound>\b{re.escape(comparative)}\b)",
+        re.IGNORECASE,
+    )
 
 
 def stem(word: str) -> str:
     """A light suffix stripper: deploy, deploys, deployed, deploying → deploy; cache, cached → cach."""
     if not word.isalpha() or len(word) <= 3:
         return word
+    if word.endswith("s") and word[:-1].endswith(("ation", "ator")):
+        word = word[:-1]
+    for suffix, replacement in (("ation", "ate"), ("ator", "ate")):  # concatenation ≡ concatenate
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return stem(word[: len(word) - len(suffix)] + replacement)
     for suffix, replacement in (
         ("ies", "y"),
         ("ied", "y"),
@@ -224,6 +245,8 @@ def stem(word: str) -> str:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             if suffix == "s" and word.endswith(("ss", "us", "is")):
                 continue
+            if suffix in ("ing", "ed") and not re.search(r"[aeiouy]", word[: len(word) - len(suffix)]):
+                continue  # "string", "thing", "shed"
             word = word[: len(word) - len(suffix)] + replacement
             if suffix in ("ing", "ed") and len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
                 word = word[:-1]
@@ -236,7 +259,7 @@ def stem(word: str) -> str:
 @dataclass(frozen=True)
 class Token:
     key: str  # what is compared
-    kind: str  # number, version, port, date, time, path, identifier, name, negation, contrast, word
+    kind: str  # number, version, port, date, time, path, identifier, name, negation, scope, contrast, word
     surface: str  # as written, for reasons and highlighting
     start: int
     end: int
@@ -244,7 +267,7 @@ class Token:
     @property
     def strong(self) -> bool:
         """Tokens whose order is the fact (a name, a number, an identifier)."""
-        return self.kind not in ("word", "contrast", "negation")
+        return self.kind not in ("word", "contrast", "negation", "scope")
 
 
 IDENTIFIER_RE = re.compile(r"[._:/@#+-]|\d|[a-z][A-Z]|^[A-Z0-9_]{2,}$")
@@ -299,6 +322,7 @@ def content_tokens(text: str) -> list[Token]:
     """The content-bearing tokens of ``text``, in order. Pure; the same text gives the same list."""
     text = _rewrite_phrases(unicodedata.normalize("NFKC", text))
     contrast, synonym = contrast_words(), synonyms()
+    silent = word_setting("UPSERT_MODAL_WORDS") | word_setting("UPSERT_LIGHT_VERBS")
     tokens: list[Token] = []
     previous_word = ""
     matches = list(RAW_TOKEN_RE.finditer(text))
@@ -329,7 +353,9 @@ def content_tokens(text: str) -> list[Token]:
                 )
             )
         else:
-            token, consumed = _word_token(text, match, matches[index:], previous_word, contrast, synonym)
+            token, consumed = _word_token(
+                text, match, matches[index:], previous_word, contrast, synonym, silent
+            )
             index += consumed
             if token is not None:
                 tokens.extend(token)
@@ -360,7 +386,15 @@ def _normalize_time(surface: str) -> str:
     return f"{hour_number:02d}:{minutes}"
 
 
-def _word_token(text, match, following, previous_word, contrast, synonym) -> tuple[list[Token] | None, int]:
+DETERMINERS = _words(
+    "the a an this that these those its their our your his her my every each all any some no it they we "
+    "you he she i there"
+)
+
+
+def _word_token(
+    text, match, following, previous_word, contrast, synonym, silent
+) -> tuple[list[Token] | None, int]:
     """One word match → its tokens (a contraction gives two), and how many following matches it
     took (a unit after a number)."""
     surface = match.group().rstrip("'’")
@@ -370,6 +404,20 @@ def _word_token(text, match, following, previous_word, contrast, synonym) -> tup
         ("it's", "let's", "that's", "what's", "here's", "there's")
     ):
         lowered = lowered[:-2]
+    if lowered == "once" and following and following[0].group().lower() in DETERMINERS:
+        return None, 0  # "once the flag is on": a conjunction, not a count
+    if lowered == "insteadof":  # "instead of", "rather than": what follows is rejected
+        return [Token("not", "negation", surface, start, end)], 0
+    free = re.fullmatch(r"([a-z]{3,})-free", lowered)
+    if free:  # "deploy-free" ≡ "no deploys"
+        return [
+            Token(stem(free.group(1)), "word", surface, start, end),
+            Token("not", "negation", surface, start, end),
+        ], 0
+    if lowered in word_setting("UPSERT_SCOPE_WORDS"):
+        return [Token("only", "scope", surface, start, end)], 0
+    if lowered in word_setting("UPSERT_REJECTION_WORDS"):
+        return [Token("not", "negation", surface, start, end)], 0
     # A number, with its unit attached ("5GB") or following ("5 GB", "30 seconds").
     bare = lowered.replace(",", "") if re.fullmatch(r"\d{1,3}(,\d{3})+", lowered) else lowered
     number = NUMBER_RE.match(bare)
@@ -382,8 +430,21 @@ def _word_token(text, match, following, previous_word, contrast, synonym) -> tup
             unit = UNITS.get(unit_text, unit_text)
             value = value[: len(value) - len(number.group("unit"))].rstrip("-")
         consumed = 0
-        if not unit and following:
-            nxt = following[0]
+        # "twenty five" → 25, "ten thousand" → 10000 (≡ "10,000").
+        while not unit and value.isdigit() and consumed < len(following):
+            nxt = following[consumed]
+            word = nxt.group().lower()
+            if text[end : nxt.start()].strip(" -") or word not in NUMBER_WORDS:
+                break
+            addend = NUMBER_WORDS[word]
+            if not addend.isdigit() or (
+                int(addend) < 100 and not (int(value) % 10 == 0 and int(addend) < 10)
+            ):
+                break
+            value = str(int(value) * int(addend)) if int(addend) >= 100 else str(int(value) + int(addend))
+            consumed, end = consumed + 1, nxt.end()
+        if not unit and len(following) > consumed:
+            nxt = following[consumed]
             gap = text[end : nxt.start()]
             candidate = nxt.group().lower()
             if (
@@ -392,7 +453,7 @@ def _word_token(text, match, following, previous_word, contrast, synonym) -> tup
                 and candidate in UNITS
                 and len(gap) <= 1
             ):
-                unit, consumed, end = UNITS[candidate], 1, nxt.end()
+                unit, consumed, end = UNITS[candidate], consumed + 1, nxt.end()
         if VERSION_RE.match(value):
             kind = "version"
         elif (
@@ -401,7 +462,7 @@ def _word_token(text, match, following, previous_word, contrast, synonym) -> tup
             and previous_word in ("port", "on", "listens", "localhost")
         ):
             kind = "port"
-        elif is_number_word and not unit and lowered in ("one", "single"):
+        elif is_number_word and not unit and lowered in ("one", "single") and value == "1":
             return None, consumed  # "one" is more often an article than a count
         else:
             kind = _number_kind(previous_word) if not unit else "number"
@@ -418,10 +479,17 @@ def _word_token(text, match, following, previous_word, contrast, synonym) -> tup
     if lowered in contrast:
         return [Token(synonym.get(lowered, lowered), "contrast", surface, start, end)], 0
     mapped = synonym.get(lowered) or (synonym.get(stem(lowered)) if lowered.isalpha() else None)
+    if lowered in silent or mapped in silent or (lowered.isalpha() and stem(lowered) in _stems(silent)):
+        return None, 0  # "must", "always", "use": the rule reworded, not another fact
     if mapped:
         return [Token(mapped, "contrast" if mapped in contrast else "word", surface, start, end)], 0
+    if re.fullmatch(r"[a-z]+(?:-[a-z]+)+", surface):  # "hard-coded" ≡ "hard-code"
+        head, _, last = lowered.rpartition("-")
+        return [Token(f"{head}-{stem(last)}", "identifier", surface, start, end)], 0
     if IDENTIFIER_RE.search(surface) and not surface.isalpha():
         return [Token(lowered, "identifier", surface, start, end)], 0
+    if re.fullmatch(r"[A-Z]{2,}s", surface):  # "PRs" ≡ "PR"
+        return [Token(lowered[:-1], "identifier", surface, start, end)], 0
     if re.fullmatch(r"[A-Z0-9_]{2,}", surface) or re.search(r"[a-z][A-Z]", surface):
         return [Token(lowered, "identifier", surface, start, end)], 0
     if lowered in FUNCTION_WORDS or "'" in lowered:
@@ -429,257 +497,3 @@ def _word_token(text, match, following, previous_word, contrast, synonym) -> tup
     if surface[:1].isupper() and not _is_sentence_start(text, start):
         return [Token(stem(lowered), "name", surface, start, end)], 0
     return [Token(stem(lowered), "word", surface, start, end)], 0
-
-
-def _relational_frame(
-    tokens: Sequence[Token], text: str, relations: frozenset[str]
-) -> list[tuple[str, str, str]]:
-    """For each relation word (before, than, instead, from, to…) that both texts use, in order, the
-    content token it points at (and, for the reason, the words around it): "migrations before
-    deploy" and "deploy before migrations" differ here, while "before pushing, run tests" and "run
-    tests before pushing" do not."""
-    frames = []
-    for match in re.finditer(r"[a-z]+", text.lower()):
-        if match.group() not in relations:
-            continue
-        right = next((t for t in tokens if t.start > match.start()), None)
-        if right is None:
-            continue
-        left = next((t.surface for t in reversed(tokens) if t.end <= match.start()), "")
-        shown = " ".join(part for part in (left, text[match.start() : match.end()], right.surface) if part)
-        frames.append((match.group(), right.key, shown))
-    return frames
-
-
-# --- the decision -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Side:
-    """One memory as the decision sees it."""
-
-    text: str
-    category: str = ""
-    entities: Mapping[str, frozenset[str]] = field(default_factory=dict)  # entity type → slugs
-    ref: object = None  # the memory (or its id) this side stands for
-
-
-@dataclass
-class Change:
-    kind: str
-    old: list[str]
-    new: list[str]
-
-    def describe(self) -> str:
-        old, new = ", ".join(self.old) or "—", ", ".join(self.new) or "—"
-        if self.kind == "order":
-            return f"order changed: {old} → {new}"
-        if self.kind == "negation":
-            return (
-                "negation added"
-                if self.new and not self.old
-                else "negation removed"
-                if self.old and not self.new
-                else f"negation changed: {old} → {new}"
-            )
-        if not self.old:
-            return f"{self.kind} added: {new}"
-        if not self.new:
-            return f"{self.kind} removed: {old}"
-        return f"{self.kind} changed: {old} → {new}"
-
-
-@dataclass
-class Decision:
-    operation: str
-    reason: str
-    compared_with: object = None
-    cosine: float | None = None
-    jaccard: float | None = None
-    changed_fact: bool = False
-    changes: list[Change] = field(default_factory=list)
-
-    def as_dict(self) -> dict:
-        compared = self.compared_with
-        compared = getattr(compared, "pk", compared)
-        return {
-            "operation": self.operation,
-            "compared_with": str(compared) if compared is not None else None,
-            "cosine": round(self.cosine, 4) if self.cosine is not None else None,
-            "jaccard": round(self.jaccard, 4) if self.jaccard is not None else None,
-            "reason": self.reason,
-            "changed_fact": self.changed_fact,
-            "changes": [{"kind": c.kind, "old": c.old, "new": c.new} for c in self.changes],
-        }
-
-
-def scope_of(slugs) -> dict[str, frozenset[str]]:
-    """Entity slugs (``type:name``) by type, as the decision compares them."""
-    scope: dict[str, set[str]] = {}
-    for slug in slugs:
-        kind, _, _ = str(slug).partition(":")
-        scope.setdefault(kind, set()).add(str(slug))
-    return {kind: frozenset(found) for kind, found in scope.items()}
-
-
-def scope_key(scope: Mapping[str, frozenset[str]]) -> str:
-    """The scope as one short string (the unique index that lets the same text live once per scope)."""
-    kinds = setting("UPSERT_SCOPE_ENTITY_TYPES")
-    key = "|".join(sorted(slug for kind in kinds for slug in scope.get(kind, ())))
-    return key if len(key) <= 200 else "sha256:" + hashlib.sha256(key.encode()).hexdigest()
-
-
-def scope_conflict(new: Mapping[str, frozenset[str]], old: Mapping[str, frozenset[str]]) -> str | None:
-    """The entity type on which two memories are about different things, if any: both name
-    entities of that type and share none ("project: billing vs checkout")."""
-    kinds = setting("UPSERT_SCOPE_ENTITY_TYPES")
-    for kind in kinds:
-        mine, theirs = new.get(kind) or frozenset(), old.get(kind) or frozenset()
-        if mine and theirs and not (mine & theirs):
-            return f"{kind}: {', '.join(sorted(theirs))} vs {', '.join(sorted(mine))}"
-    return None
-
-
-def compare_facts(old_text: str, new_text: str) -> list[Change]:
-    """What a reader would call a different fact between two texts: the content-bearing tokens that
-    were removed, added or replaced (grouped by kind), and relations whose order flipped. Empty
-    when every content-bearing token is the same, in the same order."""
-    old_tokens, new_tokens = content_tokens(old_text), content_tokens(new_text)
-    old_counts = Counter(t.key for t in old_tokens)
-    new_counts = Counter(t.key for t in new_tokens)
-    removed_keys = old_counts - new_counts
-    added_keys = new_counts - old_counts
-    changes: list[Change] = []
-    if removed_keys or added_keys:
-        by_kind: dict[str, Change] = {}
-
-        def collect(tokens: list[Token], keys: Counter, attribute: str) -> None:
-            remaining = Counter(keys)
-            for token in tokens:
-                if remaining[token.key] > 0:
-                    remaining[token.key] -= 1
-                    kind = token.kind if token.kind not in ("contrast", "word") else "term"
-                    change = by_kind.setdefault(kind, Change(kind, [], []))
-                    values = getattr(change, attribute)
-                    if token.surface not in values:
-                        values.append(token.surface)
-
-        collect(old_tokens, removed_keys, "old")
-        collect(new_tokens, added_keys, "new")
-        order = [
-            "negation",
-            "number",
-            "version",
-            "port",
-            "date",
-            "time",
-            "path",
-            "identifier",
-            "name",
-            "term",
-        ]
-        changes = sorted(
-            by_kind.values(), key=lambda c: order.index(c.kind) if c.kind in order else len(order)
-        )
-        return changes
-    old_strong = [t.key for t in old_tokens if t.strong]
-    new_strong = [t.key for t in new_tokens if t.strong]
-    if old_strong != new_strong:
-        return [Change("order", _surfaces(old_tokens, strong=True), _surfaces(new_tokens, strong=True))]
-    shared = (
-        RELATIONAL & _words(_rewrite_phrases(old_text).lower()) & _words(_rewrite_phrases(new_text).lower())
-    )
-    old_frames = _relational_frame(old_tokens, old_text, shared)
-    new_frames = _relational_frame(new_tokens, new_text, shared)
-    if [frame[:2] for frame in old_frames] != [frame[:2] for frame in new_frames]:
-        # In order: "staging to production, not production to staging" reversed is another rule.
-        flipped_old = [frame[2] for frame in old_frames]
-        flipped_new = [frame[2] for frame in new_frames]
-        return [Change("order", flipped_old, flipped_new)]
-    return []
-
-
-def _surfaces(tokens: list[Token], *, strong: bool) -> list[str]:
-    return [t.surface for t in tokens if t.strong or not strong]
-
-
-def same_fact(old_text: str, new_text: str) -> bool:
-    return not compare_facts(old_text, new_text)
-
-
-def decide_pair(new: Side, old: Side, cosine: float, *, same_lesson_cosine: float | None = None) -> Decision:
-    """The verdict of one new memory against one existing memory. With ``same_lesson_cosine``
-    (extraction), a rewording at that cosine or above that changes no fact — only ordinary words
-    differ, or a detail is added or left out, but no number, version, name, identifier, path or
-    date is replaced and no negation or order changes — is the same lesson: NOOP."""
-    overlap = jaccard(token_set(new.text), token_set(old.text))
-    conflict = scope_conflict(new.entities, old.entities)
-    if conflict:  # even the same text: DESIGN.md §4.3, another scope is never a duplicate
-        return Decision(ADD, f"different scope ({conflict})", old.ref, cosine, overlap)
-    if content_hash(new.text) == content_hash(old.text):
-        return Decision(NOOP, "same text", old.ref, cosine, 1.0)
-    near_identical = cosine >= setting("NOOP_COSINE") or overlap >= setting("NOOP_JACCARD")
-    close = near_identical or cosine >= setting("UPDATE_COSINE")
-    lesson = same_lesson_cosine is not None and cosine >= same_lesson_cosine
-    if not (close or lesson) and cosine < setting("UPSERT_SAME_TOKENS_COSINE"):
-        return Decision(ADD, f"no close memory (closest cosine {cosine:.2f})", old.ref, cosine, overlap)
-    changes = compare_facts(old.text, new.text)
-    if not changes:
-        wording = "near-identical" if near_identical else "reworded"
-        return Decision(NOOP, f"{wording}, every content-bearing token the same", old.ref, cosine, overlap)
-    if lesson and all(_elaborates(change) for change in changes):
-        return Decision(NOOP, "the same lesson in other words (no fact changed)", old.ref, cosine, overlap)
-    if not close:
-        return Decision(ADD, f"no close memory (closest cosine {cosine:.2f})", old.ref, cosine, overlap)
-    if old.category and new.category and old.category != new.category:
-        reason = f"close text but another category ({old.category} → {new.category})"
-        return Decision(ADD, reason, old.ref, cosine, overlap)
-    reason = "; ".join(change.describe() for change in changes)
-    return Decision(UPDATE, reason, old.ref, cosine, overlap, changed_fact=True, changes=changes)
-
-
-def _elaborates(change: Change) -> bool:
-    """A difference that rewords or adds detail without changing a fact: ordinary words, or a
-    name, number or identifier only added or only left out — never one replaced by another, and
-    never a negation or an order."""
-    if change.kind == "term":
-        # Many words differ: the same thing said another way. One or two swapped for one or two
-        # ("pnpm" → "yarn", "platform team" → "payments team") is a changed fact.
-        return not (change.old and change.new) or len(change.old) > 2 or len(change.new) > 2
-    return change.kind not in ("negation", "order") and not (change.old and change.new)
-
-
-def decide(
-    new: Side, neighbours: Sequence[tuple[Side, float]], *, same_lesson_cosine: float | None = None
-) -> Decision:
-    """The upsert verdict of ``new`` against its nearest memories (each with its cosine), closest
-    first. The first NOOP wins; else the closest UPDATE; else ADD (explained by the closest)."""
-    verdicts = [
-        decide_pair(new, old, cosine, same_lesson_cosine=same_lesson_cosine)
-        for old, cosine in sorted(neighbours, key=lambda n: -n[1])
-    ]
-    for operation in (NOOP, UPDATE):
-        found = next((v for v in verdicts if v.operation == operation), None)
-        if found is not None:
-            return found
-    if verdicts:
-        return verdicts[0]
-    return Decision(ADD, "no similar memory")
-
-
-def highlight_spans(text: str, other: str) -> list[tuple[str, bool]]:
-    """``text`` cut into pieces, each flagged when it holds a content-bearing token that ``other``
-    lacks: what the changed-fact review shows side by side."""
-    mine, theirs = content_tokens(text), content_tokens(other)
-    missing = Counter(t.key for t in mine) - Counter(t.key for t in theirs)
-    pieces, cursor = [], 0
-    for token in mine:
-        if missing[token.key] > 0 and token.start >= cursor:
-            missing[token.key] -= 1
-            if token.start > cursor:
-                pieces.append((text[cursor : token.start], False))
-            pieces.append((text[token.start : token.end], True))
-            cursor = token.end
-    if cursor < len(text):
-        pieces.append((text[cursor:], False))
-    return pieces

@@ -1,0 +1,232 @@
+"""The upsert decision (DESIGN.md §4.3): is a new memory the same fact as an old one, a changed
+fact, or something else? A pure function of both sides — text, similarity, entities, category —
+with no database access, so it can be tested on thousands of labeled pairs.
+
+The pipeline, for a new memory against each neighbour of a compatible scope (closest first):
+1. ``tokens``: the content-bearing tokens of each text (numbers, versions, names, paths,
+   negations, contrast words, ordinary words…), words of obligation and light verbs read as nothing;
+2. ``reading``: the role each token plays — its clause, preferred or rejected, verb or thing, its
+   place once a passive is read as active — and the relation words' frames;
+3. ``compare``: the changes of fact between two readings — a strong token, the polarity, the
+   scope, a contrast pair exchanged, a thing replaced, roles exchanged — and the wording that
+   differs without changing a fact;
+4. the decision:
+   - scope: entities of one kind on both sides and disjoint (another project, person, feature…)
+     → never the same fact, never superseded (ADD);
+   - NOOP (a reinforcement): the same normalized text; or no changed fact and a close text —
+     near-identical (cosine ≥ NOOP_COSINE or Jaccard ≥ NOOP_JACCARD), every content-bearing
+     token the same at cosine ≥ UPSERT_SAME_TOKENS_COSINE, or a rewording at cosine ≥
+     UPSERT_REWORDED_COSINE. The reinforcement keeps the incoming text, so nothing is lost;
+   - UPDATE (a changed fact): close (near-identical or cosine ≥ UPDATE_COSINE), same category, a
+     changed fact → the new memory supersedes the old one and a curator reviews the pair;
+   - otherwise ADD.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from memory.conf import setting
+from memory.services.upsert.compare import Change, compare
+from memory.services.upsert.tokens import (
+    Token,
+    content_hash,
+    content_tokens,
+    jaccard,
+    normalize_text,
+    stem,
+    token_set,
+)
+
+__all__ = [
+    "ADD",
+    "NOOP",
+    "UPDATE",
+    "Change",
+    "Decision",
+    "Side",
+    "Token",
+    "compare_facts",
+    "content_hash",
+    "content_tokens",
+    "decide",
+    "decide_pair",
+    "highlight_spans",
+    "jaccard",
+    "normalize_text",
+    "same_fact",
+    "scope_conflict",
+    "scope_key",
+    "scope_of",
+    "stem",
+    "token_set",
+]
+
+ADD, UPDATE, NOOP = "ADD", "UPDATE", "NOOP"
+
+
+@dataclass(frozen=True)
+class Side:
+    """One memory as the decision sees it."""
+
+    text: str
+    category: str = ""
+    entities: Mapping[str, frozenset[str]] = field(default_factory=dict)  # entity type → slugs
+    ref: object = None  # the memory (or its id) this side stands for
+
+
+@dataclass
+class Decision:
+    operation: str
+    reason: str
+    compared_with: object = None
+    cosine: float | None = None
+    jaccard: float | None = None
+    changed_fact: bool = False
+    changes: list[Change] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        compared = self.compared_with
+        compared = getattr(compared, "pk", compared)
+        return {
+            "operation": self.operation,
+            "compared_with": str(compared) if compared is not None else None,
+            "cosine": round(self.cosine, 4) if self.cosine is not None else None,
+            "jaccard": round(self.jaccard, 4) if self.jaccard is not None else None,
+            "reason": self.reason,
+            "changed_fact": self.changed_fact,
+            "changes": [{"kind": c.kind, "old": c.old, "new": c.new} for c in self.changes],
+        }
+
+
+def scope_of(slugs) -> dict[str, frozenset[str]]:
+    """Entity slugs (``type:name``) by type, as the decision compares them."""
+    scope: dict[str, set[str]] = {}
+    for slug in slugs:
+        kind, _, _ = str(slug).partition(":")
+        scope.setdefault(kind, set()).add(str(slug))
+    return {kind: frozenset(found) for kind, found in scope.items()}
+
+
+def scope_key(scope: Mapping[str, frozenset[str]]) -> str:
+    """The scope as one short string (the unique index that lets the same text live once per scope)."""
+    kinds = setting("UPSERT_SCOPE_ENTITY_TYPES")
+    key = "|".join(sorted(slug for kind in kinds for slug in scope.get(kind, ())))
+    return key if len(key) <= 200 else "sha256:" + hashlib.sha256(key.encode()).hexdigest()
+
+
+def scope_conflict(new: Mapping[str, frozenset[str]], old: Mapping[str, frozenset[str]]) -> str | None:
+    """The entity type on which two memories are about different things, if any: both name
+    entities of that type and share none ("project: billing vs checkout")."""
+    kinds = setting("UPSERT_SCOPE_ENTITY_TYPES")
+    for kind in kinds:
+        mine, theirs = new.get(kind) or frozenset(), old.get(kind) or frozenset()
+        if mine and theirs and not (mine & theirs):
+            return f"{kind}: {', '.join(sorted(theirs))} vs {', '.join(sorted(mine))}"
+    return None
+
+
+def compare_facts(old_text: str, new_text: str) -> list[Change]:
+    """What a reader would call a different fact between two texts (see ``compare``): strong
+    tokens removed, added or replaced, the polarity or the scope changed, a contrast pair
+    exchanged, a thing replaced, roles exchanged. Empty when both say the same thing in the same
+    roles, however worded."""
+    return compare(old_text, new_text).changes
+
+
+def same_fact(old_text: str, new_text: str) -> bool:
+    return not compare_facts(old_text, new_text)
+
+
+def decide_pair(new: Side, old: Side, cosine: float, *, same_lesson_cosine: float | None = None) -> Decision:
+    """The verdict of one new memory against one existing memory. With ``same_lesson_cosine``
+    (extraction), a rewording at that cosine or above that changes no fact — only ordinary words
+    differ, or a detail is added or left out, but no number, version, name, identifier, path or
+    date is replaced and no negation, scope or role changes — is the same lesson: NOOP."""
+    overlap = jaccard(token_set(new.text), token_set(old.text))
+    conflict = scope_conflict(new.entities, old.entities)
+    if conflict:  # even the same text: DESIGN.md §4.3, another scope is never a duplicate
+        return Decision(ADD, f"different scope ({conflict})", old.ref, cosine, overlap)
+    if content_hash(new.text) == content_hash(old.text):
+        return Decision(NOOP, "same text", old.ref, cosine, 1.0)
+    near_identical = cosine >= setting("NOOP_COSINE") or overlap >= setting("NOOP_JACCARD")
+    close = near_identical or cosine >= setting("UPDATE_COSINE")
+    lesson = same_lesson_cosine is not None and cosine >= same_lesson_cosine
+    far = f"no close memory (closest cosine {cosine:.2f})"
+    if not (close or lesson) and cosine < setting("UPSERT_SAME_TOKENS_COSINE"):
+        return Decision(ADD, far, old.ref, cosine, overlap)
+    comparison = compare(old.text, new.text)
+    changes = comparison.changes
+    if not changes:
+        if comparison.identical and (near_identical or cosine >= setting("UPSERT_SAME_TOKENS_COSINE")):
+            wording = "near-identical" if near_identical else "reworded"
+            reason = f"{wording}, every content-bearing token the same, in the same roles"
+            return Decision(NOOP, reason, old.ref, cosine, overlap)
+        if close or lesson or cosine >= setting("UPSERT_REWORDED_COSINE"):
+            shown = ", ".join(comparison.reworded[:6]) or "order"
+            reason = f"reworded ({shown}), the same content-bearing tokens in the same roles"
+            return Decision(NOOP, reason, old.ref, cosine, overlap)
+        return Decision(ADD, far, old.ref, cosine, overlap)
+    if lesson and all(_elaborates(change) for change in changes):
+        return Decision(NOOP, "the same lesson in other words (no fact changed)", old.ref, cosine, overlap)
+    if not close:
+        return Decision(ADD, far, old.ref, cosine, overlap)
+    if old.category and new.category and old.category != new.category:
+        reason = f"close text but another category ({old.category} → {new.category})"
+        return Decision(ADD, reason, old.ref, cosine, overlap)
+    reason = "; ".join(change.describe() for change in changes)
+    return Decision(UPDATE, reason, old.ref, cosine, overlap, changed_fact=True, changes=changes)
+
+
+def _elaborates(change: Change) -> bool:
+    """A difference that rewords or adds detail without changing a fact: ordinary words, or a
+    name, number or identifier only added or only left out — never one replaced by another, and
+    never a negation, a scope, a role or an order."""
+    if change.kind == "term":
+        # Many words differ: the same thing said another way. One or two swapped for one or two
+        # ("pnpm" → "yarn", "platform team" → "payments team") is a changed fact.
+        return not (change.old and change.new) or len(change.old) > 2 or len(change.new) > 2
+    return change.kind not in ("negation", "order", "role", "scope") and not (change.old and change.new)
+
+
+def decide(
+    new: Side, neighbours: Sequence[tuple[Side, float]], *, same_lesson_cosine: float | None = None
+) -> Decision:
+    """The upsert verdict of ``new`` against its nearest memories (each with its cosine), closest
+    first. The first NOOP wins; else the closest UPDATE; else ADD (explained by the closest)."""
+    verdicts = [
+        decide_pair(new, old, cosine, same_lesson_cosine=same_lesson_cosine)
+        for old, cosine in sorted(neighbours, key=lambda n: -n[1])
+    ]
+    for operation in (NOOP, UPDATE):
+        found = next((v for v in verdicts if v.operation == operation), None)
+        if found is not None:
+            return found
+    if verdicts:
+        return verdicts[0]
+    return Decision(ADD, "no similar memory")
+
+
+def highlight_spans(text: str, other: str) -> list[tuple[str, bool]]:
+    """``text`` cut into pieces, each flagged when it holds a content-bearing token that ``other``
+    lacks, or one whose role changed (a swap: "use pnpm, not npm" against "use npm, not pnpm"):
+    what the changed-fact review shows side by side."""
+    mine, theirs = content_tokens(text), content_tokens(other)
+    missing = Counter(t.key for t in mine) - Counter(t.key for t in theirs)
+    moved = compare(other, text).new_keys
+    pieces, cursor = [], 0
+    for token in mine:
+        flagged = token.key in moved or missing[token.key] > 0
+        if flagged and token.start >= cursor:
+            if missing[token.key] > 0:
+                missing[token.key] -= 1
+            if token.start > cursor:
+                pieces.append((text[cursor : token.start], False))
+            pieces.append((text[token.start : token.end], True))
+            cursor = token.end
+    if cursor < len(text):
+        pieces.append((text[cursor:], False))
+    return pieces

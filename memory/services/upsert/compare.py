@@ -1,0 +1,462 @@
+"""Is it another fact? Two readings compared (DESIGN.md §4.3).
+
+A changed fact needs a real change of content:
+- a strong token (number, version, port, date, time, path, identifier, name) added, removed or
+  replaced — an acronym and its words ("CAB" ≡ "change advisory board") are the same token;
+- the polarity of the rule flipped: another count of negations (a contrastive "not X",
+  "instead of X", "rather than X", "X is deprecated" and "don't", "never", "avoid" count alike, so
+  "not X" ≡ "instead of X" and "don't" ≡ "never" keep the polarity);
+- the scope narrowed or widened ("only" on one side);
+- a contrast pair exchanged (up → down, before → after, staging → production);
+- a thing replaced by another: nouns on both sides, a few words ("the platform team" → "the
+  payments team") — verbs and adverbs replaced are a rewording ("fires" → "triggers");
+- roles exchanged: two tokens trading their polarity role (preferred ↔ rejected), their clause
+  ("staging shared, production dedicated" → the reverse), what follows a relation word (from/to,
+  before/after, then), or their order in a clause once a passive is read as active.
+Reordering whole clauses, the passive voice and rewording are none of these.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import combinations, permutations
+
+from memory.conf import setting
+from memory.services.upsert.reading import Reading, read
+from memory.services.upsert.tokens import _frozen, stem, synonyms
+
+MAX_CLAUSES = 6  # clauses matched by trying every matching: a handful at most
+
+KIND_ORDER = [
+    "negation",
+    "scope",
+    "number",
+    "version",
+    "port",
+    "date",
+    "time",
+    "path",
+    "identifier",
+    "name",
+    "term",
+    "role",
+    "order",
+]
+
+
+@dataclass
+class Change:
+    kind: str
+    old: list[str]
+    new: list[str]
+
+    def describe(self) -> str:
+        old, new = ", ".join(self.old) or "—", ", ".join(self.new) or "—"
+        if self.kind == "order":
+            return f"order changed: {old} → {new}"
+        if self.kind == "role":
+            return (
+                f"roles exchanged: {old} ↔ {new}"
+                if self.new
+                else f"role changed: {old} moved to another clause"
+            )
+        if self.kind == "scope":
+            return f"scope narrowed: {new}" if self.new and not self.old else f"scope widened: {old} removed"
+        if self.kind == "negation":
+            return (
+                "negation added"
+                if self.new and not self.old
+                else "negation removed"
+                if self.old and not self.new
+                else f"negation changed: {old} → {new}"
+            )
+        if not self.old:
+            return f"{self.kind} added: {new}"
+        if not self.new:
+            return f"{self.kind} removed: {old}"
+        return f"{self.kind} changed: {old} → {new}"
+
+
+@dataclass
+class Comparison:
+    changes: list[Change] = field(default_factory=list)
+    identical: bool = False  # every content-bearing token the same, ordinary words included
+    reworded: list[str] = field(default_factory=list)  # ordinary words that differ without changing a fact
+    old_keys: set[str] = field(default_factory=set)  # tokens whose role changed, to highlight
+    new_keys: set[str] = field(default_factory=set)
+
+
+@lru_cache(maxsize=8)
+def _contrast_groups(groups: tuple[tuple[str, ...], ...]) -> dict[str, int]:
+    return {stem(word): index for index, group in enumerate(groups) for word in group}
+
+
+def contrast_group_of() -> dict[str, int]:
+    return _contrast_groups(_frozen(setting("UPSERT_CONTRAST_GROUPS")))
+
+
+def compare(old_text: str, new_text: str) -> Comparison:
+    old, new = read(old_text), read(new_text)
+    result = Comparison()
+    _compare_strong(old, new, result)
+    _compare_polarity(old, new, result)
+    _compare_words(old, new, result)
+    _compare_roles(old, new, result)
+    result.changes.sort(key=lambda c: KIND_ORDER.index(c.kind) if c.kind in KIND_ORDER else len(KIND_ORDER))
+    return result
+
+
+def _surfaces(reading: Reading, keys, *, kinds=None) -> list[str]:
+    shown: list[str] = []
+    for token in reading.tokens:
+        if token.key in keys and (kinds is None or token.kind in kinds) and token.surface not in shown:
+            shown.append(token.surface)
+    return shown
+
+
+def _compare_strong(old: Reading, new: Reading, result: Comparison) -> None:
+    # A name at the start of a sentence reads as a word ("Snyk scans…" / "…scanned by Snyk"): a
+    # strong token is matched by the same key of any kind.
+    old_keys = {t.key for t in old.tokens if t.strong}
+    new_keys = {t.key for t in new.tokens if t.strong}
+    removed = old_keys - {t.key for t in new.tokens}
+    added = new_keys - {t.key for t in old.tokens}
+    removed -= _acronyms(old, removed, new) | _compounds(old, removed, new)
+    added -= _acronyms(new, added, old) | _compounds(new, added, old)
+    by_kind: dict[str, Change] = {}
+    for reading, keys, attribute in ((old, removed, "old"), (new, added, "new")):
+        for token in reading.tokens:
+            if token.strong and token.key in keys:
+                change = by_kind.setdefault(token.kind, Change(token.kind, [], []))
+                values = getattr(change, attribute)
+                if token.surface not in values:
+                    values.append(token.surface)
+    result.changes.extend(by_kind.values())
+
+
+def _acronyms(reading: Reading, keys: set[str], other: Reading) -> set[str]:
+    """Keys of ``reading`` that are acronyms of consecutive words of ``other`` ("CAB" → "change
+    advisory board", "DM" → "direct message")."""
+    found = set()
+    surfaces = [t.surface.lower() for t in other.tokens]
+    for token in reading.tokens:
+        letters = token.surface
+        if token.key not in keys or not (2 <= len(letters) <= 6 and letters.isalpha() and letters.isupper()):
+            continue
+        size = len(letters)
+        for start in range(len(surfaces) - size + 1):
+            if "".join(word[:1] for word in surfaces[start : start + size]) == letters.lower():
+                found.add(token.key)
+                break
+    return found
+
+
+def _compounds(reading: Reading, keys: set[str], other: Reading) -> set[str]:
+    """Keys of ``reading`` that are a hyphenated compound of words of ``other`` ("sign-off" →
+    "sign off", "hand-edit" → "edit by hand")."""
+    found = set()
+    surfaces = [t.surface.lower() for t in other.tokens]
+    other_keys = {t.key for t in other.tokens}
+    words = synonyms()
+    for token in reading.tokens:
+        parts = token.surface.lower().split("-")
+        if token.key not in keys or len(parts) < 2:
+            continue
+        size = len(parts)
+        if (
+            any(surfaces[s : s + size] == parts for s in range(len(surfaces) - size + 1))
+            or all(part.isalpha() for part in parts)
+            and all((words.get(part) or words.get(stem(part)) or stem(part)) in other_keys for part in parts)
+        ):
+            found.add(token.key)
+    return found
+
+
+def _compare_polarity(old: Reading, new: Reading, result: Comparison) -> None:
+    # Polarity, not count: "no migration ships without sign-off" ≡ "a migration ships after sign-off".
+    if old.negations % 2 != new.negations % 2:
+        old_neg = [t.surface for t in old.tokens if t.kind == "negation"]
+        new_neg = [t.surface for t in new.tokens if t.kind == "negation"]
+        result.changes.append(Change("negation", old_neg, new_neg))
+    old_scope = {t.key for t in old.tokens if t.kind == "scope"}
+    new_scope = {t.key for t in new.tokens if t.kind == "scope"}
+    if old_scope != new_scope:
+        result.changes.append(
+            Change("scope", _surfaces(old, old_scope - new_scope), _surfaces(new, new_scope - old_scope))
+        )
+
+
+def _compare_words(old: Reading, new: Reading, result: Comparison) -> None:
+    """Contrast words exchanged, and things replaced by others; the rest of the ordinary words
+    differing is wording."""
+    kinds = ("word", "contrast")
+    old_keys = {stem(t.key) if t.kind == "contrast" else t.key for t in old.tokens if t.kind in kinds}
+    new_keys = {stem(t.key) if t.kind == "contrast" else t.key for t in new.tokens if t.kind in kinds}
+    removed = old_keys - new_keys - {t.key for t in new.tokens}
+    added = new_keys - old_keys - {t.key for t in old.tokens}
+    # An abbreviation and its word ("var" / "variable", "auth" / "authentication").
+    short = {
+        a for a in removed | added for b in removed | added if a != b and len(a) >= 3 and b.startswith(a)
+    }
+    long = {b for a in short for b in removed | added if b != a and b.startswith(a)}
+    removed -= short | long
+    added -= short | long
+    # A verb's other form ("bind" / "bound", "hold" / "held", "write" / "wrote").
+    forms = {(a, b) for a in removed for b in added if _other_form(a, b)}
+    removed -= {a for a, _ in forms}
+    added -= {b for _, b in forms}
+    # "on the last day" / "the last day": a preposition, not a state, when nothing replaces it.
+    prepositions = {stem(word) for word in setting("UPSERT_PREPOSITION_CONTRASTS")}
+    result.identical = not (removed - prepositions) and not (added - prepositions) and not result.changes
+    groups = contrast_group_of()
+    exchanged_old, exchanged_new = set(), set()
+    for key in removed:
+        group = groups.get(key)
+        partners = {other for other in added if group is not None and groups.get(other) == group}
+        if partners:
+            exchanged_old.add(key)
+            exchanged_new |= partners
+    removed -= exchanged_old
+    added -= exchanged_new
+
+    def nominal(reading: Reading, keys: set[str]) -> set[str]:
+        """Things, not verbs — and not contrast words, whose change is an exchange (above), unless
+        they name a thing ("the content team" → "the QA team")."""
+        return {
+            key
+            for key in keys
+            if any(
+                (t.kind == "word" and t.key == key and not reading.verbal[n])
+                or (t.kind == "contrast" and stem(t.key) == key and reading.determined[n])
+                for n, t in enumerate(reading.tokens)
+            )
+        }
+
+    def shown(reading: Reading, keys: set[str]) -> list[str]:
+        return [
+            t.surface
+            for t in reading.tokens
+            if t.kind in kinds and (stem(t.key) if t.kind == "contrast" else t.key) in keys
+        ]
+
+    limit = setting("UPSERT_SUBSTITUTION_WORDS")
+    old_things, new_things = nominal(old, removed), nominal(new, added)
+    old_shown, new_shown = shown(old, exchanged_old), shown(new, exchanged_new)
+    replaced = old_things and new_things and len(old_things) <= limit and len(new_things) <= limit
+    if replaced:
+        old_shown += shown(old, old_things)
+        new_shown += shown(new, new_things)
+        removed -= old_things
+        added -= new_things
+    if old_shown or new_shown:
+        result.changes.append(Change("term", old_shown, new_shown))
+    result.reworded = shown(old, removed) + shown(new, added)
+
+
+VOWELS_RE = re.compile(r"[aeiou]+")
+
+
+def _other_form(a: str, b: str) -> bool:
+    """The same consonants around one changed vowel: a strong verb's forms (bind, bound)."""
+    if not (a.isalpha() and b.isalpha()) or min(len(a), len(b)) < 4:
+        return False
+    consonants_a, consonants_b = VOWELS_RE.split(a), VOWELS_RE.split(b)
+    if consonants_a != consonants_b or len("".join(consonants_a)) < 3:
+        return False
+    return sum(x != y for x, y in zip(VOWELS_RE.findall(a), VOWELS_RE.findall(b), strict=False)) == 1
+
+
+def _compare_roles(old: Reading, new: Reading, result: Comparison) -> None:
+    if any(c.kind == "negation" for c in result.changes):
+        return  # the polarity already changed; roles read against another polarity mean nothing
+    swaps = _polarity_swaps(old, new) or _clause_swaps(old, new)
+    for x, y in swaps[:1]:
+        result.changes.append(Change("role", _surfaces(old, {x}), _surfaces(old, {y} - {""})))
+        result.old_keys |= {x, y}
+        result.new_keys |= {x, y}
+    if swaps:
+        return
+    # What each relation word points at: "migrations before deploy" and "deploy before
+    # migrations" differ; "before they are opened" (nothing to point at) is not compared.
+    unmatched_old, unmatched_new = _unmatched_frames(old, new)
+    if unmatched_old and unmatched_new:
+        result.changes.append(
+            Change(
+                "order",
+                [f"{relation} {_first_surface(old, key)}" for relation, key in unmatched_old],
+                [f"{relation} {_first_surface(new, key)}" for relation, key in unmatched_new],
+            )
+        )
+        result.old_keys |= {key for _, key in unmatched_old}
+        result.new_keys |= {key for _, key in unmatched_new}
+        return
+    inverted = _order_inversions(old, new)
+    if inverted:
+        a, b = inverted
+        result.changes.append(
+            Change(
+                "order",
+                [_first_surface(old, a), _first_surface(old, b)],
+                [_first_surface(new, b), _first_surface(new, a)],
+            )
+        )
+        result.old_keys |= {a, b}
+        result.new_keys |= {a, b}
+
+
+def _unmatched_frames(old: Reading, new: Reading) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The frames of relations both texts use that find no frame of the other pointing at the
+    same thing in the same role."""
+    shared = old.relations & new.relations
+    old_frames = [f for f in old.frames if f[0] in shared and f[1]]
+    new_frames = [f for f in new.frames if f[0] in shared and f[1]]
+    left = list(new_frames)
+    unmatched_old = []
+    for relation, targets, role in old_frames:
+        match = next((f for f in left if f[0] == relation and f[1] & targets and f[2] == role), None)
+        if match is None:
+            unmatched_old.append((relation, min(targets)))
+        else:
+            left.remove(match)
+    return unmatched_old, [(relation, min(targets)) for relation, targets, _ in left]
+
+
+def _first_surface(reading: Reading, key: str) -> str:
+    return next((t.surface for t in reading.tokens if t.key == key), key)
+
+
+def _things(reading: Reading) -> dict[str, list[int]]:
+    """Token indexes by key, for the tokens that can play a role (not verbs, not negations)."""
+    found: dict[str, list[int]] = {}
+    for n, token in enumerate(reading.tokens):
+        if token.kind in ("negation", "scope") or reading.verbal[n]:
+            continue
+        found.setdefault(token.key, []).append(n)
+    return found
+
+
+def _polarity_swaps(old: Reading, new: Reading) -> list[tuple[str, str]]:
+    """Pairs of things, one preferred and one rejected, that traded places."""
+    old_things, new_things = _things(old), _things(new)
+    shared = old_things.keys() & new_things.keys()
+    roles_old = {key: {old.role[n] for n in old_things[key]} for key in shared}
+    roles_new = {key: {new.role[n] for n in new_things[key]} for key in shared}
+    demoted = [k for k in shared if roles_old[k] == {"+"} and roles_new[k] == {"-"}]
+    promoted = [k for k in shared if roles_old[k] == {"-"} and roles_new[k] == {"+"}]
+    return [(x, y) for x in _in_order(old, demoted) for y in _in_order(old, promoted)]
+
+
+def _in_order(reading: Reading, keys) -> list[str]:
+    keys = set(keys)
+    ordered: list[str] = []
+    for token in reading.tokens:
+        if token.key in keys and token.key not in ordered:
+            ordered.append(token.key)
+    return ordered
+
+
+def _single_clause_keys(reading: Reading) -> dict[str, int]:
+    clauses: dict[str, set[int]] = {}
+    for n, token in enumerate(reading.tokens):
+        if token.kind in ("negation",):
+            continue
+        clauses.setdefault(token.key, set()).add(reading.clause[n])
+    return {key: next(iter(found)) for key, found in clauses.items() if len(found) == 1}
+
+
+def _clause_swaps(old: Reading, new: Reading) -> list[tuple[str, str]]:
+    """Pairs of things that traded clauses. The clauses of both texts are matched so that most
+    tokens keep their clause (a clause reorder moves nothing); two things each found in the
+    clause matched to the other's are a swap: "the primary host accepts writes and the standby
+    replays" → "the standby host accepts writes and the primary replays"."""
+    old_clause, new_clause = _single_clause_keys(old), _single_clause_keys(new)
+    shared = old_clause.keys() & new_clause.keys()
+    sources = sorted({old_clause[k] for k in shared})
+    targets = sorted({new_clause[k] for k in shared})
+    if len(sources) < 2 or len(targets) < 2 or max(len(sources), len(targets)) > MAX_CLAUSES:
+        return []
+    scores: dict[tuple, int] = {}
+    for chosen in permutations(targets, min(len(sources), len(targets))):
+        mapping = dict(zip(sources, chosen, strict=False))
+        scores[tuple(sorted(mapping.items()))] = sum(
+            mapping.get(old_clause[k]) == new_clause[k] for k in shared
+        )
+    best = max(scores.values())
+    ranked = [dict(mapping) for mapping, score in scores.items() if score == best]
+    # Two ways to match as good as each other ("A is X and B is Y" → "B is X and A is Y"): the
+    # clauses are read in their order.
+    in_order = [m for m in ranked if all(m[a] < m[b] for a, b in combinations(sorted(m), 2))]
+    if len(ranked) > 1 and len(in_order) != 1:
+        return []  # no one way to match the clauses: nothing can be said to have moved
+    mapping = in_order[0] if len(ranked) > 1 else ranked[0]
+    things = _things(old).keys() & _things(new).keys()
+    displaced = [k for k in _in_order(old, shared & things) if mapping.get(old_clause[k]) != new_clause[k]]
+    swaps = [
+        (x, y)
+        for x, y in combinations(displaced, 2)
+        if mapping.get(old_clause[y]) == new_clause[x] and mapping.get(old_clause[x]) == new_clause[y]
+    ]
+    if swaps:
+        return swaps
+    # A name or number moved alone into what another clause says ("Acme is the controller and we
+    # are the processor" → "we are the controller and Acme is the processor").
+    strong = {t.key for t in old.tokens + new.tokens if t.strong}
+    old_subjects, new_subjects = _subjects(old), _subjects(new)
+    moved = [
+        k
+        for k in displaced
+        if k in strong and k in old_subjects and k in new_subjects and mapping.get(old_clause[k]) is not None
+    ]
+    return [(k, "") for k in moved[:1]]
+
+
+def _subjects(reading: Reading) -> set[str]:
+    """The first thing of each clause: what the clause says something about."""
+    first: dict[int, str] = {}
+    for n, token in enumerate(reading.tokens):
+        if token.kind not in ("negation", "scope") and not reading.verbal[n]:
+            first.setdefault(reading.clause[n], token.key)
+    return set(first.values())
+
+
+def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
+    """Two strong tokens of one clause (on both sides) that traded places while the rest of the
+    clause stays, a passive read as active: "Alice reviews Bob's PRs" → "Bob reviews Alice's
+    PRs". A clause reworded around them ("every API change needs an OpenAPI spec" → "update the
+    OpenAPI spec with each API change") is no swap."""
+    # A name at the start of a sentence reads as a word: strong on either side is strong.
+    strong = {t.key for t in old.tokens + new.tokens if t.strong}
+
+    def places(reading: Reading) -> dict[str, tuple[int, float]]:
+        counts = Counter(t.key for t in reading.tokens if t.key in strong)
+        return {
+            t.key: (reading.clause[n], reading.position[n])
+            for n, t in enumerate(reading.tokens)
+            if t.key in strong and counts[t.key] == 1
+        }
+
+    def sequence(reading: Reading, clause: int, keep: set[str]) -> list[str]:
+        found = [
+            (reading.position[n], t.key)
+            for n, t in enumerate(reading.tokens)
+            if reading.clause[n] == clause and t.key in keep and not reading.verbal[n]
+        ]
+        return [key for _, key in sorted(found)]
+
+    old_places, new_places = places(old), places(new)
+    keys = _in_order(old, old_places.keys() & new_places.keys())
+    common = {t.key for t in old.tokens} & {t.key for t in new.tokens}
+    for a, b in combinations(keys, 2):
+        if old_places[a][0] != old_places[b][0] or new_places[a][0] != new_places[b][0]:
+            continue
+        if (old_places[a][1] < old_places[b][1]) == (new_places[a][1] < new_places[b][1]):
+            continue
+        swapped = [
+            b if key == a else a if key == b else key for key in sequence(old, old_places[a][0], common)
+        ]
+        if swapped == sequence(new, new_places[a][0], common):
+            return a, b
+    return None

@@ -1,0 +1,277 @@
+"""How a text reads (DESIGN.md §4.3): its content-bearing tokens, and the role each one plays.
+
+A bag of tokens cannot tell "use pnpm, not npm" from "use npm, not pnpm", nor "staging shares the
+cluster, production has its own" from the reverse. A reading adds, for each token:
+- its **clause** — the text cut at punctuation, at clause words (while, whereas, but, then, if…)
+  and at "and"/"or" before a new subject — so that what is said of each thing stays bound to it;
+- its **polarity role** — preferred (+) or rejected (−): what a negated clause says ("don't use
+  npm"), what follows a contrastive "not", "instead of", "rather than", "over" (after "prefer"),
+  and what a clause calls deprecated is rejected;
+- whether it is **verbal** (a verb or an adverb: the wording of the rule) or **nominal** (a thing
+  the rule is about), guessed from its neighbours and its ending — no tagger, a few general cues;
+- its **position** in its clause, with the agent of a passive clause ("scanned by Snyk") read
+  first, so that voice does not change the order.
+And for the text: how many negations it holds, and the relational frames — what follows each
+relation word (from, to, before, after, than, then…) in its clause.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+from memory.conf import setting
+from memory.services.upsert.tokens import (
+    DETERMINERS,
+    FUNCTION_WORDS,
+    Token,
+    _rewrite_phrases,
+    _words,
+    content_tokens,
+    word_setting,
+)
+
+# A word, or a mark that ends a clause.
+ITEM_RE = re.compile(
+    r"(?P<word>[\w][\w'’]*(?:[.:@+#/-][\w'’]+)*)|(?P<mark>[,;:!?()\[\]—–]|\.(?=\s|$)|\s[-–]\s)"
+)
+AUXILIARIES = _words(
+    "do does did is are was were be been being am must should will would can could may might shall "
+    "have has had don't doesn't didn't isn't aren't wasn't weren't won't wouldn't shouldn't mustn't "
+    "cannot can't to never always please"
+)
+ARTICLES = _words("the a an this that these those its their our your his her my every each all any some")
+BE = _words("is are was were be been being am get gets got gotten getting")
+PARTICLES = _words("up down off out away back")
+PREPOSITIONS = _words(
+    "in on at for with by from to into onto of about via through during within without across along "
+    "behind under over above below between among against per than when if while until after before"
+)
+
+
+@dataclass(frozen=True)
+class Reading:
+    tokens: tuple[Token, ...]
+    clause: tuple[int, ...]  # per token
+    role: tuple[str, ...]  # per token: "+" preferred, "-" rejected
+    verbal: tuple[bool, ...]  # per token
+    determined: tuple[bool, ...]  # per token: right after a determiner ("the QA team")
+    position: tuple[float, ...]  # per token, within its clause (a passive agent first)
+    negations: int
+    frames: tuple[tuple[str, frozenset[str], str], ...]  # (relation, keys it may point at, role)
+    relations: frozenset[str]
+
+
+def _settings_key() -> tuple:
+    return tuple(
+        repr(setting(name))
+        for name in (
+            "UPSERT_CONTRAST_GROUPS",
+            "UPSERT_SYNONYMS",
+            "UPSERT_PHRASES",
+            "UPSERT_NEGATED_COMPARATIVES",
+            "UPSERT_MODAL_WORDS",
+            "UPSERT_LIGHT_VERBS",
+            "UPSERT_SCOPE_WORDS",
+            "UPSERT_REJECTION_WORDS",
+            "UPSERT_PREFERENCE_VERBS",
+            "UPSERT_CLAUSE_WORDS",
+            "UPSERT_RELATIONS",
+        )
+    )
+
+
+def read(text: str) -> Reading:
+    """The reading of ``text``. Pure: the same text (and rule book) gives the same reading."""
+    return _read(text, _settings_key())
+
+
+@lru_cache(maxsize=1024)
+def _read(text: str, _key: tuple) -> Reading:
+    tokens = tuple(content_tokens(text))
+    rewritten = _rewrite_phrases(unicodedata.normalize("NFKC", text))
+    items = [
+        (m.lastgroup, m.group().lower().replace("’", "'"), m.start()) for m in ITEM_RE.finditer(rewritten)
+    ]
+    clause_of_item = _clauses(items)
+    # Each token sits on the item it starts in.
+    starts = [start for _, _, start in items]
+    at = [_item_at(starts, token.start) for token in tokens]
+    item_tokens: dict[int, list[int]] = {}
+    for index, item in enumerate(at):
+        item_tokens.setdefault(item, []).append(index)
+    clause = tuple(clause_of_item[i] for i in at)
+    verbal = tuple(_is_verbal(items, at[n], item_tokens, tokens) for n in range(len(tokens)))
+    determined = tuple(bool(i) and items[i - 1][1] in ARTICLES for i in at)
+    role, rejected_spans = _roles(items, clause_of_item, at, tokens)
+    position = _positions(items, clause_of_item, at)
+    frames, relations = _frames(items, clause_of_item, at, tokens, verbal, rejected_spans)
+    negations = sum(token.kind == "negation" for token in tokens)
+    return Reading(tokens, clause, role, verbal, determined, position, negations, frames, relations)
+
+
+def _item_at(starts: list[int], offset: int) -> int:
+    found = 0
+    for index, start in enumerate(starts):
+        if start <= offset:
+            found = index
+        else:
+            break
+    return found
+
+
+def _clauses(items: list[tuple[str, str, int]]) -> list[int]:
+    """The clause of each item: a new clause after a mark, at a clause word, and at "and"/"or"
+    followed by a determiner or by three content words before the next mark."""
+    clause_words = word_setting("UPSERT_CLAUSE_WORDS")
+    clause, result = 0, []
+    for index, (group, word, _) in enumerate(items):
+        if (
+            group == "mark"
+            or word in clause_words
+            and not (word == "then" and index and items[index - 1][1] == "and")
+            or word in ("and", "or")
+            and _starts_clause(items, index)
+        ):
+            clause += 1
+        result.append(clause)
+    return result
+
+
+def _starts_clause(items, index: int) -> bool:
+    following = []
+    for group, word, _ in items[index + 1 :]:
+        if group == "mark":
+            break
+        following.append(word)
+    if following and following[0] in DETERMINERS:
+        return True
+    return sum(word not in FUNCTION_WORDS for word in following) >= 3
+
+
+def _is_verbal(items, item: int, item_tokens, tokens) -> bool:
+    """Is the word at ``item`` a verb or an adverb (the wording) rather than a thing (the fact)?"""
+    group, word, _ = items[item]
+    if (
+        group != "word"
+        or not word.isalpha()
+        or any(tokens[n].kind != "word" for n in item_tokens.get(item, ()))
+    ):
+        return False
+    previous = items[item - 1][1] if item and items[item - 1][0] == "word" else ""
+    following = items[item + 1] if item + 1 < len(items) else ("mark", "", 0)
+    first_of_clause = not previous
+    if previous in DETERMINERS and previous not in ("it", "they", "we", "you", "he", "she", "i"):
+        return False  # "the platform team"
+    if word.endswith("ly") and len(word) > 4:
+        return True
+    if previous in AUXILIARIES or previous in BE and word.endswith(("ed", "en", "ing")):
+        return True
+    if word.endswith(("ing", "ed")) and len(word) > 4:
+        return True
+    next_word = following[1] if following[0] == "word" else ""
+    if first_of_clause and (next_word in DETERMINERS or next_word in PARTICLES):
+        return True  # an imperative: "drain the node"
+    if previous in word_setting("UPSERT_LIGHT_VERBS") or previous in word_setting("UPSERT_PREFERENCE_VERBS"):
+        return False  # the object of "use", "prefer"
+    silent = word_setting("UPSERT_MODAL_WORDS") | word_setting("UPSERT_LIGHT_VERBS")
+    after_thing = previous and previous not in FUNCTION_WORDS | PREPOSITIONS | silent
+    if after_thing and (next_word in DETERMINERS or next_word in PARTICLES):
+        return True  # "the alert fires at", "the team owns the"
+    third_person = word.endswith("s") and not word.endswith(("ss", "us", "is"))
+    next_strong = bool(next_word) and any(tokens[n].strong for n in item_tokens.get(item + 1, ()))
+    return bool(after_thing and third_person and (next_word in PREPOSITIONS or next_strong))
+
+
+def _roles(items, clause_of_item, at, tokens) -> tuple[tuple[str, ...], set[int]]:
+    """ "+" for what a text prefers or asserts, "-" for what it rejects or negates; and the items
+    rejected up to the end of their clause ("not production to staging")."""
+    rejected_clauses: set[int] = set()
+    rejected_items: set[int] = set()
+    rejected_spans: set[int] = set()
+    preference = word_setting("UPSERT_PREFERENCE_VERBS")
+    token_items = {item: n for n, item in enumerate(at)}
+    for index, (group, word, _) in enumerate(items):
+        if group != "word":
+            continue
+        token = tokens[token_items[index]] if index in token_items else None
+        is_negation = token is not None and token.kind == "negation"
+        marker = False
+        if word == "over":
+            marker = any(
+                items[j][1] in preference for j in range(index) if clause_of_item[j] == clause_of_item[index]
+            )
+        elif is_negation and word in ("not", "insteadof"):
+            previous = items[index - 1] if index else ("mark", "", 0)
+            marker = word == "insteadof" or previous[0] == "mark" or previous[1] in ("and", "but", "or")
+            marker = marker or (previous[0] == "word" and previous[1] not in AUXILIARIES | BE)
+        if marker:
+            rejected_items.update(_phrase_after(items, clause_of_item, index))
+            rejected_spans.update(_phrase_after(items, clause_of_item, index, whole=True))
+        elif is_negation:
+            rejected_clauses.add(clause_of_item[index])
+    rejected_spans |= {i for i in range(len(items)) if clause_of_item[i] in rejected_clauses}
+    roles = tuple(
+        "-" if clause_of_item[item] in rejected_clauses or item in rejected_items else "+" for item in at
+    )
+    return roles, rejected_spans
+
+
+def _phrase_after(items, clause_of_item, index: int, *, whole: bool = False) -> list[int]:
+    """The items of the phrase after a marker: up to the end of its clause or (unless ``whole``)
+    the next preposition once a word was taken ("rather than requests | in the async services")."""
+    taken: list[int] = []
+    for j in range(index + 1, len(items)):
+        group, word, _ = items[j]
+        if group == "mark" or clause_of_item[j] != clause_of_item[index]:
+            break
+        content_taken = any(items[t][1] not in FUNCTION_WORDS for t in taken)
+        if not whole and content_taken and (word in PREPOSITIONS or word in DETERMINERS):
+            break
+        taken.append(j)
+    return taken
+
+
+def _positions(items, clause_of_item, at) -> tuple[float, ...]:
+    """The place of each token in its clause; the agent of a passive clause ("is scanned by Snyk")
+    is read first, as it would be in the active voice."""
+    agent: set[int] = set()
+    for index, (group, word, _) in enumerate(items):
+        if word != "by" or group != "word":
+            continue
+        clause = clause_of_item[index]
+        passive = any(
+            items[j][1] in BE and clause_of_item[j] == clause for j in range(max(0, index - 4), index)
+        )
+        if passive:
+            agent.update(_phrase_after(items, clause_of_item, index))
+    return tuple(item - (10_000 if item in agent else 0) for item in at)
+
+
+def _frames(items, clause_of_item, at, tokens, verbal, rejected) -> tuple[tuple, frozenset[str]]:
+    """For each relation word, what it may point at in its clause — the first token after it and
+    the first thing after it ("after uploading new assets" and "after new assets are uploaded"
+    both point at the assets) — and whether it stands in a rejected span: "from us-east to
+    eu-west" → (from, {us-east}, +), (to, {eu-west}, +). "to" before a verb ("to run") is no
+    relation."""
+    relations: dict[str, str] = {str(k).lower(): str(v) for k, v in setting("UPSERT_RELATIONS").items()}
+    frames = []
+    used: set[str] = set()
+    for index, (group, word, _) in enumerate(items):
+        if group != "word" or word not in relations:
+            continue
+        following = [
+            n
+            for n, item in enumerate(at)
+            if item > index and clause_of_item[item] == clause_of_item[index] and tokens[n].kind != "negation"
+        ]
+        relation = relations[word]
+        if relation in ("to", "from") and (not following or verbal[following[0]]):
+            continue
+        things = [n for n in following if not verbal[n]]
+        targets = frozenset(tokens[n].key for n in following[:1] + things[:1])
+        used.add(relation)
+        frames.append((relation, targets, "-" if index in rejected else "+"))
+    return tuple(frames), frozenset(used)
