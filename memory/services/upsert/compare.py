@@ -414,12 +414,13 @@ def _clause_swaps(old: Reading, new: Reading) -> list[tuple[str, str]]:
 
 
 def _subjects(reading: Reading) -> set[str]:
-    """The first thing of each clause: what the clause says something about."""
-    first: dict[int, str] = {}
-    for n, token in enumerate(reading.tokens):
-        if token.kind not in ("negation", "scope") and not reading.verbal[n]:
-            first.setdefault(reading.clause[n], token.key)
-    return set(first.values())
+    """The things that open a clause: what the clause says something about ("Acme is the
+    controller"; not "require MFA", an object)."""
+    return {
+        token.key
+        for n, token in enumerate(reading.tokens)
+        if reading.leading[n] and token.kind not in ("negation", "scope") and not reading.verbal[n]
+    }
 
 
 def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:

@@ -58,6 +58,7 @@ class Reading:
     role: tuple[str, ...]  # per token: "+" preferred, "-" rejected
     verbal: tuple[bool, ...]  # per token
     determined: tuple[bool, ...]  # per token: right after a determiner ("the QA team")
+    leading: tuple[bool, ...]  # per token: the first word of its clause, bar function words ("Acme is…")
     position: tuple[float, ...]  # per token, within its clause (a passive agent first)
     negations: int
     frames: tuple[tuple[str, frozenset[str], str], ...]  # (relation, keys it may point at, role)
@@ -105,11 +106,17 @@ def _read(text: str, _key: tuple) -> Reading:
     clause = tuple(clause_of_item[i] for i in at)
     verbal = tuple(_is_verbal(items, at[n], item_tokens, tokens) for n in range(len(tokens)))
     determined = tuple(bool(i) and items[i - 1][1] in ARTICLES for i in at)
-    role, rejected_spans = _roles(items, clause_of_item, at, tokens)
+    first_words = {}
+    for index, (group, word, _) in enumerate(items):
+        if group == "word" and word not in FUNCTION_WORDS and word not in DETERMINERS:
+            first_words.setdefault(clause_of_item[index], index)
+    leading = tuple(first_words.get(clause_of_item[i]) == i for i in at)
+    role, rejected_spans, preferences = _roles(items, clause_of_item, at, tokens)
     position = _positions(items, clause_of_item, at)
     frames, relations = _frames(items, clause_of_item, at, tokens, verbal, rejected_spans)
-    negations = sum(token.kind == "negation" for token in tokens)
-    return Reading(tokens, clause, role, verbal, determined, position, negations, frames, relations)
+    # "prefer X over Y" rejects Y as "X, not Y" does: it counts as a negation.
+    negations = sum(token.kind == "negation" for token in tokens) + preferences
+    return Reading(tokens, clause, role, verbal, determined, leading, position, negations, frames, relations)
 
 
 def _item_at(starts: list[int], offset: int) -> int:
@@ -185,9 +192,11 @@ def _is_verbal(items, item: int, item_tokens, tokens) -> bool:
     return bool(after_thing and third_person and (next_word in PREPOSITIONS or next_strong))
 
 
-def _roles(items, clause_of_item, at, tokens) -> tuple[tuple[str, ...], set[int]]:
-    """ "+" for what a text prefers or asserts, "-" for what it rejects or negates; and the items
-    rejected up to the end of their clause ("not production to staging")."""
+def _roles(items, clause_of_item, at, tokens) -> tuple[tuple[str, ...], set[int], int]:
+    """The role of each token: "+" for what a text prefers or asserts, "-" for what it rejects or
+    negates; the items rejected up to the end of their clause ("not production to staging"); and
+    how many "over"s reject what follows them."""
+    preferences = 0
     rejected_clauses: set[int] = set()
     rejected_items: set[int] = set()
     rejected_spans: set[int] = set()
@@ -207,6 +216,7 @@ def _roles(items, clause_of_item, at, tokens) -> tuple[tuple[str, ...], set[int]
             previous = items[index - 1] if index else ("mark", "", 0)
             marker = word == "insteadof" or previous[0] == "mark" or previous[1] in ("and", "but", "or")
             marker = marker or (previous[0] == "word" and previous[1] not in AUXILIARIES | BE)
+        preferences += marker and word == "over"
         if marker:
             rejected_items.update(_phrase_after(items, clause_of_item, index))
             rejected_spans.update(_phrase_after(items, clause_of_item, index, whole=True))
@@ -216,7 +226,7 @@ def _roles(items, clause_of_item, at, tokens) -> tuple[tuple[str, ...], set[int]
     roles = tuple(
         "-" if clause_of_item[item] in rejected_clauses or item in rejected_items else "+" for item in at
     )
-    return roles, rejected_spans
+    return roles, rejected_spans, preferences
 
 
 def _phrase_after(items, clause_of_item, index: int, *, whole: bool = False) -> list[int]:

@@ -483,7 +483,7 @@ def _word_token(
         return None, 0  # "must", "always", "use": the rule reworded, not another fact
     if mapped:
         return [Token(mapped, "contrast" if mapped in contrast else "word", surface, start, end)], 0
-    if re.fullmatch(r"[a-z]+(?:-[a-z]+)+", surface):  # "hard-coded" ≡ "hard-code"
+    if re.fullmatch(r"[a-z]+(?:-[a-z]+)+", lowered):  # "hard-coded" ≡ "hard-code"
         head, _, last = lowered.rpartition("-")
         return [Token(f"{head}-{stem(last)}", "identifier", surface, start, end)], 0
     if IDENTIFIER_RE.search(surface) and not surface.isalpha():

@@ -1,0 +1,169 @@
+"""The upsert decision recognises paraphrases and sees roles (issue 42): the same content-bearing
+tokens in the same roles is a NOOP whatever the wording; tokens exchanged between roles, a flipped
+polarity, a contrast exchanged or a scope narrowed is a changed fact. With the real model."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.services.upsert import NOOP, UPDATE, Side, compare_facts, decide_pair, highlight_spans
+
+pytestmark = pytest.mark.usefixtures("embedder")
+
+
+def verdict(embedder, old: str, new: str):
+    vectors = embedder.encode([old, new])
+    return decide_pair(Side(new, "workflow"), Side(old, "workflow"), float(vectors[0] @ vectors[1]))
+
+
+SAME_FACT = {
+    "negation reworded": [
+        ("Don't deploy the search service on Fridays.", "Never deploy the search service on Fridays."),
+        ("Use Caddy instead of Traefik for the edge proxy.", "Use Caddy, not Traefik, for the edge proxy."),
+        ("Pick Celery rather than RQ for background jobs.", "Don't pick RQ for background jobs; pick Celery."),
+        ("Avoid force-pushing to release branches.", "You must not force-push to release branches."),
+        ("Never commit generated Swagger clients.", "Generated Swagger clients should not be committed."),
+    ],
+    "modality reworded": [
+        ("Every webhook handler must be idempotent.", "Always make sure each webhook handler is idempotent."),
+        ("Make sure to tag images with the git SHA.", "Images are required to be tagged with the git SHA."),
+        ("You should always pin the Terraform provider version.", "The Terraform provider version must be pinned."),
+    ],
+    "clauses reordered": [
+        ("Mobile crashes go to Crashlytics, and web errors go to Sentry.", "Web errors go to Sentry, while mobile crashes go to Crashlytics."),
+        ("When the queue backs up, add a consumer.", "Add a consumer when the queue backs up."),
+        ("For the admin API, require MFA and log every call.", "Log every call and require MFA for the admin API."),
+    ],
+    "passive voice": [
+        ("Trivy scans every base image.", "Every base image is scanned by Trivy."),
+        ("The data team maintains the Airflow DAGs.", "The Airflow DAGs are maintained by the data team."),
+        ("Kira approves all vendor contracts.", "All vendor contracts are approved by Kira."),
+    ],
+}  # fmt: skip
+
+CHANGED_FACT = {
+    "tools swapped": (
+        "Use Caddy, not Traefik, for the edge proxy.",
+        "Use Traefik, not Caddy, for the edge proxy.",
+    ),
+    "preference swapped": (
+        "Prefer Zod over Yup for form validation.",
+        "Prefer Yup over Zod for form validation.",
+    ),
+    "environments swapped": (
+        "Staging stores uploads in MinIO, while production stores them in S3.",
+        "Staging stores uploads in S3, while production stores them in MinIO.",
+    ),
+    "from/to swapped": (
+        "Mirror the artifacts from the Nexus server to the Artifactory server nightly.",
+        "Mirror the artifacts from the Artifactory server to the Nexus server nightly.",
+    ),
+    "client/server swapped": (
+        "The kiosk app is the MQTT client and the gateway box is the broker.",
+        "The gateway box is the MQTT client and the kiosk app is the broker.",
+    ),
+    "swapped and reworded": (
+        "Use Podman rather than Docker on the build hosts.",
+        "The build hosts should run Docker, not Podman.",
+    ),
+    "polarity flipped": (
+        "Retry the payout webhook on timeouts.",
+        "Never retry the payout webhook on timeouts.",
+    ),
+    "permission to prohibition": (
+        "Interns may merge to the docs repo.",
+        "Interns must not merge to the docs repo.",
+    ),
+    "contrast exchanged": (
+        "Scale the crawler fleet up at midnight.",
+        "Scale the crawler fleet down at midnight.",
+    ),
+    "before/after exchanged": (
+        "Drain the queue before the schema migration.",
+        "Drain the queue after the schema migration.",
+    ),
+    "scope narrowed": (
+        "Run the smoke tests on every deploy.",
+        "Run the smoke tests only on production deploys.",
+    ),
+    "scope widened": (
+        "Only admins can rotate the signing key.",
+        "All admins and operators can rotate the signing key.",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [pair for pairs in SAME_FACT.values() for pair in pairs],
+    ids=[f"{rule}-{n}" for rule, pairs in SAME_FACT.items() for n in range(len(pairs))],
+)
+def test_the_same_fact_in_other_words_reinforces(embedder, old, new):
+    decision = verdict(embedder, old, new)
+    assert decision.operation == NOOP, decision.reason
+    assert compare_facts(old, new) == [] and not decision.changed_fact
+
+
+@pytest.mark.parametrize(("old", "new"), CHANGED_FACT.values(), ids=CHANGED_FACT.keys())
+def test_a_changed_fact_is_an_update_never_a_noop(embedder, old, new):
+    decision = verdict(embedder, old, new)
+    assert decision.operation == UPDATE and decision.changed_fact, decision.reason
+    assert compare_facts(old, new)
+
+
+def test_a_rewording_says_it_reinforces_in_words(embedder):
+    decision = verdict(
+        embedder, "Don't deploy the search service on Fridays.", "Never deploy the search service on Fridays."
+    )
+    assert "same" in decision.reason and "roles" in decision.reason
+
+
+def test_a_swap_of_tools_says_which_roles_were_exchanged(embedder):
+    decision = verdict(
+        embedder, "Use Caddy, not Traefik, for the edge proxy.", "Use Traefik, not Caddy, for the edge proxy."
+    )
+    assert decision.reason == "roles exchanged: Caddy ↔ Traefik"
+    assert [(c.kind, c.old, c.new) for c in decision.changes] == [("role", ["Caddy"], ["Traefik"])]
+
+
+def test_a_swap_between_clauses_is_named_too():
+    changes = compare_facts(
+        "The kiosk app is the MQTT client and the gateway box is the broker.",
+        "The gateway box is the MQTT client and the kiosk app is the broker.",
+    )
+    assert [c.kind for c in changes] == ["role"]
+    assert changes[0].describe().startswith("roles exchanged: ")
+
+
+def test_a_flipped_polarity_says_so():
+    changes = compare_facts(
+        "Retry the payout webhook on timeouts.", "Never retry the payout webhook on timeouts."
+    )
+    assert [c.describe() for c in changes] == ["negation added"]
+
+
+def test_a_narrowed_scope_says_so():
+    changes = compare_facts(
+        "Run the smoke tests on every deploy.", "Run the smoke tests only on production deploys."
+    )
+    assert [c.describe() for c in changes] == ["scope narrowed: only"]
+
+
+def test_a_swap_is_highlighted_on_both_sides():
+    old, new = "Use Caddy, not Traefik, for the edge proxy.", "Use Traefik, not Caddy, for the edge proxy."
+    for text, other in ((new, old), (old, new)):
+        pieces = highlight_spans(text, other)
+        assert sorted(piece for piece, marked in pieces if marked) == ["Caddy", "Traefik"]
+        assert "".join(piece for piece, _ in pieces) == text
+
+
+def test_a_swap_between_clauses_is_highlighted():
+    old = "Staging stores uploads in MinIO, while production stores them in S3."
+    new = "Staging stores uploads in S3, while production stores them in MinIO."
+    marked = [piece for piece, flagged in highlight_spans(new, old) if flagged]
+    assert "MinIO" in marked and "S3" in marked
+
+
+def test_a_paraphrase_highlights_nothing():
+    old, new = "Trivy scans every base image.", "Every base image is scanned by Trivy."
+    assert not [piece for piece, marked in highlight_spans(new, old) if marked]
