@@ -397,7 +397,7 @@ MEMORY_LANE: dict = {
     # From this cosine up, a rewording whose only differences are in ordinary words (verbs, adverbs, a
     # detail added) and that keeps every strong token, the polarity, the scope and the roles is the same
     # fact (a NOOP that reinforces).
-    "UPSERT_REWORDED_COSINE": 0.8,
+    "UPSERT_REWORDED_COSINE": 0.78,
     # At most this many ordinary words replaced on each side is a substitution ("the platform team" →
     # "the payments team"): a changed fact when the words replaced are nouns on both sides.
     "UPSERT_SUBSTITUTION_WORDS": 2,
@@ -450,7 +450,8 @@ MEMORY_LANE: dict = {
         ["above", "below", "over", "under"],
         ["increase", "decrease", "raise"],
         ["add", "remove", "delete"],
-        ["include", "exclude"],
+        ["include", "exclude", "omit"],
+        ["grant", "revoke"],
         ["accept", "reject"],
         ["encrypt", "decrypt"],
         ["all", "none"],
@@ -494,11 +495,16 @@ MEMORY_LANE: dict = {
         ["correct", "accurate"],
         ["prefer", "favor", "favour"],
         ["manually", "manual", "hand"],
+        ["old", "stale", "outdated"],
         ["allowlist", "whitelist"],
         ["denylist", "blocklist", "blacklist"],
     ],
-    # Contrast words that are mostly prepositions: one on one side only ("on the last day") is no change.
-    "UPSERT_PREPOSITION_CONTRASTS": ["on", "over", "under"],
+    # Contrast words that are mostly prepositions or particles: one on one side only ("on the last day",
+    # "bring the stack up") is no change — an exchange ("up" → "down") still is. Any other contrast word
+    # on one side only ("optional", "all", "production") is a changed fact.
+    "UPSERT_PREPOSITION_CONTRASTS": ["on", "over", "under", "up", "down", "off", "out"],
+    # A word with one of these before it says the opposite ("safe" / "unsafe", "allowed" / "disallowed").
+    "UPSERT_NEGATING_PREFIXES": ["un", "non", "in", "im", "dis"],
     # Words of obligation: "must" ≡ "always" ≡ "make sure" ≡ "is required to" ≡ "should" — a rule reworded,
     # not another fact. They are read as nothing (a permission — "may", "optional" — is a contrast word).
     "UPSERT_MODAL_WORDS": [
@@ -515,8 +521,16 @@ MEMORY_LANE: dict = {
     ],
     # Verbs that carry no fact of their own ("use X" ≡ "X is what we go with"): read as nothing.
     "UPSERT_LIGHT_VERBS": ["use", "go", "take", "bring", "put", "act", "serve", "make", "have"],
-    # Words that narrow a rule to what they name: one side saying "only" and the other not is a changed scope.
-    "UPSERT_SCOPE_WORDS": ["only", "solely", "exclusively"],
+    # Words that narrow a rule (the word → its kind): one side saying "only" or "except" and the other not
+    # is a changed scope.
+    "UPSERT_SCOPE_WORDS": {
+        "only": "only",
+        "solely": "only",
+        "exclusively": "only",
+        "except": "except",
+        "excluding": "except",
+        "besides": "except",
+    },
     # A clause holding one of these rejects what it names ("Flower is deprecated; use Grafana").
     "UPSERT_REJECTION_WORDS": ["deprecated", "discouraged", "forbidden", "banned", "obsolete"],
     # "over" rejects what follows it after one of these verbs ("prefer X over Y").

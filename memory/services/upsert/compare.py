@@ -211,16 +211,6 @@ def _compare_words(old: Reading, new: Reading, result: Comparison) -> None:
     # "on the last day" / "the last day": a preposition, not a state, when nothing replaces it.
     prepositions = {stem(word) for word in setting("UPSERT_PREPOSITION_CONTRASTS")}
     result.identical = not (removed - prepositions) and not (added - prepositions) and not result.changes
-    groups = contrast_group_of()
-    exchanged_old, exchanged_new = set(), set()
-    for key in removed:
-        group = groups.get(key)
-        partners = {other for other in added if group is not None and groups.get(other) == group}
-        if partners:
-            exchanged_old.add(key)
-            exchanged_new |= partners
-    removed -= exchanged_old
-    added -= exchanged_new
 
     def nominal(reading: Reading, keys: set[str]) -> set[str]:
         """Things, not verbs — and not contrast words, whose change is an exchange (above), unless
@@ -242,9 +232,44 @@ def _compare_words(old: Reading, new: Reading, result: Comparison) -> None:
             if t.kind in kinds and (stem(t.key) if t.kind == "contrast" else t.key) in keys
         ]
 
+    groups = contrast_group_of()
+    exchanged_old, exchanged_new = set(), set()
+    for key in removed:
+        group = groups.get(key)
+        partners = {other for other in added if group is not None and groups.get(other) == group}
+        if partners:
+            exchanged_old.add(key)
+            exchanged_new |= partners
+    removed -= exchanged_old
+    added -= exchanged_new
+    # A contrast word on one side only ("optional", "all", "production") narrows or widens the
+    # fact; a preposition or a particle ("on the last day", "bring the stack up") does not.
+    relations = {stem(str(word)) for word in setting("UPSERT_RELATIONS")} | prepositions
+
+    def lone(reading: Reading, keys: set[str]) -> set[str]:
+        """Contrast words that qualify a thing — not verbs ("start the job"), not relations."""
+        return {
+            stem(t.key)
+            for n, t in enumerate(reading.tokens)
+            if t.kind == "contrast" and stem(t.key) in keys and not reading.verb_like[n]
+        } - relations
+
+    lone_old, lone_new = lone(old, removed), lone(new, added)
+    removed -= lone_old
+    added -= lone_new
+    # A word and its negation by prefix ("safe" / "unsafe", "encrypted" / "unencrypted").
+    prefixes = tuple(setting("UPSERT_NEGATING_PREFIXES"))
+    negated = [(a, b) for a in removed for b in added if _negates(a, b, prefixes) or _negates(b, a, prefixes)]
+    if negated:
+        old_words = shown(old, {a for a, _ in negated})
+        new_words = shown(new, {b for _, b in negated})
+        result.changes.append(Change("negation", old_words, new_words))
+        removed -= {a for a, _ in negated}
+        added -= {b for _, b in negated}
+
     limit = setting("UPSERT_SUBSTITUTION_WORDS")
     old_things, new_things = nominal(old, removed), nominal(new, added)
-    old_shown, new_shown = shown(old, exchanged_old), shown(new, exchanged_new)
+    old_shown, new_shown = shown(old, exchanged_old | lone_old), shown(new, exchanged_new | lone_new)
     replaced = old_things and new_things and len(old_things) <= limit and len(new_things) <= limit
     if replaced:
         old_shown += shown(old, old_things)
@@ -254,6 +279,10 @@ def _compare_words(old: Reading, new: Reading, result: Comparison) -> None:
     if old_shown or new_shown:
         result.changes.append(Change("term", old_shown, new_shown))
     result.reworded = shown(old, removed) + shown(new, added)
+
+
+def _negates(word: str, negation: str, prefixes: tuple[str, ...]) -> bool:
+    return any(negation == prefix + word or negation == f"{prefix}-{word}" for prefix in prefixes)
 
 
 VOWELS_RE = re.compile(r"[aeiou]+")

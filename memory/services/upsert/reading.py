@@ -38,7 +38,7 @@ ITEM_RE = re.compile(
     r"(?P<word>[\w][\w'’]*(?:[.:@+#/-][\w'’]+)*)|(?P<mark>[,;:!?()\[\]—–]|\.(?=\s|$)|\s[-–]\s)"
 )
 AUXILIARIES = _words(
-    "do does did is are was were be been being am must should will would can could may might shall "
+    "do does did must should will would can could may might shall "
     "have has had don't doesn't didn't isn't aren't wasn't weren't won't wouldn't shouldn't mustn't "
     "cannot can't to never always please"
 )
@@ -56,7 +56,8 @@ class Reading:
     tokens: tuple[Token, ...]
     clause: tuple[int, ...]  # per token
     role: tuple[str, ...]  # per token: "+" preferred, "-" rejected
-    verbal: tuple[bool, ...]  # per token
+    verbal: tuple[bool, ...]  # per token (a word: a contrast word is a thing, see verb_like)
+    verb_like: tuple[bool, ...]  # per token, whatever its kind ("start the job", "must never target")
     determined: tuple[bool, ...]  # per token: right after a determiner ("the QA team")
     leading: tuple[bool, ...]  # per token: the first word of its clause, bar function words ("Acme is…")
     position: tuple[float, ...]  # per token, within its clause (a passive agent first)
@@ -105,6 +106,9 @@ def _read(text: str, _key: tuple) -> Reading:
         item_tokens.setdefault(item, []).append(index)
     clause = tuple(clause_of_item[i] for i in at)
     verbal = tuple(_is_verbal(items, at[n], item_tokens, tokens) for n in range(len(tokens)))
+    verb_like = tuple(
+        _is_verbal(items, at[n], item_tokens, tokens, any_kind=True) for n in range(len(tokens))
+    )
     determined = tuple(bool(i) and items[i - 1][1] in ARTICLES for i in at)
     first_words = {}
     for index, (group, word, _) in enumerate(items):
@@ -116,7 +120,9 @@ def _read(text: str, _key: tuple) -> Reading:
     frames, relations = _frames(items, clause_of_item, at, tokens, verbal, rejected_spans)
     # "prefer X over Y" rejects Y as "X, not Y" does: it counts as a negation.
     negations = sum(token.kind == "negation" for token in tokens) + preferences
-    return Reading(tokens, clause, role, verbal, determined, leading, position, negations, frames, relations)
+    return Reading(
+        tokens, clause, role, verbal, verb_like, determined, leading, position, negations, frames, relations
+    )
 
 
 def _item_at(starts: list[int], offset: int) -> int:
@@ -158,29 +164,31 @@ def _starts_clause(items, index: int) -> bool:
     return sum(word not in FUNCTION_WORDS for word in following) >= 3
 
 
-def _is_verbal(items, item: int, item_tokens, tokens) -> bool:
-    """Is the word at ``item`` a verb or an adverb (the wording) rather than a thing (the fact)?"""
+def _is_verbal(items, item: int, item_tokens, tokens, *, any_kind: bool = False) -> bool:
+    """Is the word at ``item`` a verb or an adverb (the wording) rather than a thing (the fact)?
+    Only words are, unless ``any_kind``."""
     group, word, _ = items[item]
-    if (
-        group != "word"
-        or not word.isalpha()
-        or any(tokens[n].kind != "word" for n in item_tokens.get(item, ()))
-    ):
+    if group != "word" or not word.isalpha():
+        return False
+    if not any_kind and any(tokens[n].kind != "word" for n in item_tokens.get(item, ())):
         return False
     previous = items[item - 1][1] if item and items[item - 1][0] == "word" else ""
     following = items[item + 1] if item + 1 < len(items) else ("mark", "", 0)
     first_of_clause = not previous
     if previous in DETERMINERS and previous not in ("it", "they", "we", "you", "he", "she", "i"):
         return False  # "the platform team"
-    if word.endswith("ly") and len(word) > 4:
+    if (word.endswith("ly") and len(word) > 4) or word in PARTICLES:
         return True
     if previous in AUXILIARIES or previous in BE and word.endswith(("ed", "en", "ing")):
         return True
     if word.endswith(("ing", "ed")) and len(word) > 4:
         return True
     next_word = following[1] if following[0] == "word" else ""
-    if first_of_clause and (next_word in DETERMINERS or next_word in PARTICLES):
-        return True  # an imperative: "drain the node"
+    if first_of_clause and (
+        next_word in DETERMINERS | PARTICLES | PREPOSITIONS
+        or (next_word.endswith("ing") and len(next_word) > 4)
+    ):
+        return True  # an imperative: "drain the node", "migrate from MySQL", "revert using…"
     if previous in word_setting("UPSERT_LIGHT_VERBS") or previous in word_setting("UPSERT_PREFERENCE_VERBS"):
         return False  # the object of "use", "prefer"
     silent = word_setting("UPSERT_MODAL_WORDS") | word_setting("UPSERT_LIGHT_VERBS")

@@ -414,8 +414,9 @@ def _word_token(
             Token(stem(free.group(1)), "word", surface, start, end),
             Token("not", "negation", surface, start, end),
         ], 0
-    if lowered in word_setting("UPSERT_SCOPE_WORDS"):
-        return [Token("only", "scope", surface, start, end)], 0
+    scope = setting("UPSERT_SCOPE_WORDS").get(lowered)
+    if scope:
+        return [Token(scope, "scope", surface, start, end)], 0
     if lowered in word_setting("UPSERT_REJECTION_WORDS"):
         return [Token("not", "negation", surface, start, end)], 0
     # A number, with its unit attached ("5GB") or following ("5 GB", "30 seconds").
@@ -479,7 +480,11 @@ def _word_token(
     if lowered in contrast:
         return [Token(synonym.get(lowered, lowered), "contrast", surface, start, end)], 0
     mapped = synonym.get(lowered) or (synonym.get(stem(lowered)) if lowered.isalpha() else None)
-    if lowered in silent or mapped in silent or (lowered.isalpha() and stem(lowered) in _stems(silent)):
+    named = surface[:1].isupper() and not _is_sentence_start(text, start)  # "Go 1.22", not "go"
+    silenced = (
+        lowered in silent or mapped in silent or (lowered.isalpha() and stem(lowered) in _stems(silent))
+    )
+    if silenced and not named:
         return None, 0  # "must", "always", "use": the rule reworded, not another fact
     if mapped:
         return [Token(mapped, "contrast" if mapped in contrast else "word", surface, start, end)], 0
@@ -488,8 +493,9 @@ def _word_token(
         return [Token(f"{head}-{stem(last)}", "identifier", surface, start, end)], 0
     if IDENTIFIER_RE.search(surface) and not surface.isalpha():
         return [Token(lowered, "identifier", surface, start, end)], 0
-    if re.fullmatch(r"[A-Z]{2,}s", surface):  # "PRs" ≡ "PR"
-        return [Token(lowered[:-1], "identifier", surface, start, end)], 0
+    acronym = re.fullmatch(r"([A-Z]{2,})(?:s|es|ing|ed|'s)", surface)
+    if acronym:  # "PRs" ≡ "PR", "SSHing" ≡ "SSH"
+        return [Token(acronym.group(1).lower(), "identifier", surface, start, end)], 0
     if re.fullmatch(r"[A-Z0-9_]{2,}", surface) or re.search(r"[a-z][A-Z]", surface):
         return [Token(lowered, "identifier", surface, start, end)], 0
     if lowered in FUNCTION_WORDS or "'" in lowered:
