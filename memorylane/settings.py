@@ -454,7 +454,6 @@ MEMORY_LANE: dict = {
         ["grant", "revoke"],
         ["accept", "reject"],
         ["encrypt", "decrypt"],
-        ["all", "none"],
         ["may", "optional"],
         ["old", "new", "legacy"],
         ["out", "inside", "outside"],
@@ -530,6 +529,17 @@ MEMORY_LANE: dict = {
         "except": "except",
         "excluding": "except",
         "besides": "except",
+    },
+    # Quantifiers (the word → its kind). "every service" ≡ "services"; "all teams" vs "some teams", or "all
+    # actions" vs "admin actions", is a changed scope.
+    "UPSERT_QUANTIFIERS": {
+        "all": "all",
+        "every": "all",
+        "each": "all",
+        "any": "all",
+        "some": "some",
+        "several": "some",
+        "certain": "some",
     },
     # A clause holding one of these rejects what it names ("Flower is deprecated; use Grafana").
     "UPSERT_REJECTION_WORDS": ["deprecated", "discouraged", "forbidden", "banned", "obsolete"],

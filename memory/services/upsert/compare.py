@@ -64,7 +64,9 @@ class Change:
                 else f"role changed: {old} moved to another clause"
             )
         if self.kind == "scope":
-            return f"scope narrowed: {new}" if self.new and not self.old else f"scope widened: {old} removed"
+            if self.new and not self.old:
+                return f"scope changed: {new} added"
+            return f"scope changed: {old} removed" if not self.new else f"scope changed: {old} → {new}"
         if self.kind == "negation":
             return (
                 "negation added"
@@ -278,7 +280,24 @@ def _compare_words(old: Reading, new: Reading, result: Comparison) -> None:
         added -= new_things
     if old_shown or new_shown:
         result.changes.append(Change("term", old_shown, new_shown))
+    _compare_quantifiers(old, new, bool(old_things or lone_old), bool(new_things or lone_new), result)
     result.reworded = shown(old, removed) + shown(new, added)
+
+
+def _compare_quantifiers(
+    old: Reading, new: Reading, old_qualified: bool, new_qualified: bool, result
+) -> None:
+    """ "some teams" vs "all teams" changes the scope; "every service" vs "services" does not, but
+    "all actions" vs "admin actions" (a qualifier on the other side) does."""
+    old_kinds = {kind for kind, _ in old.quantifiers}
+    new_kinds = {kind for kind, _ in new.quantifiers}
+    changed = "some" in old_kinds ^ new_kinds
+    changed = changed or ("all" in old_kinds - new_kinds and new_qualified)
+    changed = changed or ("all" in new_kinds - old_kinds and old_qualified)
+    if changed:
+        old_words = [word for kind, word in old.quantifiers if kind not in new_kinds]
+        new_words = [word for kind, word in new.quantifiers if kind not in old_kinds]
+        result.changes.append(Change("scope", old_words, new_words))
 
 
 def _negates(word: str, negation: str, prefixes: tuple[str, ...]) -> bool:
@@ -423,10 +442,21 @@ def _clause_swaps(old: Reading, new: Reading) -> list[tuple[str, str]]:
     mapping = in_order[0] if len(ranked) > 1 else ranked[0]
     things = _things(old).keys() & _things(new).keys()
     displaced = [k for k in _in_order(old, shared & things) if mapping.get(old_clause[k]) != new_clause[k]]
+
+    def roles(reading: Reading, key: str) -> set[str]:
+        return {reading.role[n] for n, t in enumerate(reading.tokens) if t.key == key}
+
+    def kept_apart(x: str, y: str) -> bool:
+        """One rejected and one preferred, on both sides: "don't add it to v1; add it to v2" ≡
+        "it belongs in v2, not v1" whatever clause each sits in."""
+        return roles(old, x) == roles(new, x) != roles(old, y) == roles(new, y)
+
     swaps = [
         (x, y)
         for x, y in combinations(displaced, 2)
-        if mapping.get(old_clause[y]) == new_clause[x] and mapping.get(old_clause[x]) == new_clause[y]
+        if mapping.get(old_clause[y]) == new_clause[x]
+        and mapping.get(old_clause[x]) == new_clause[y]
+        and not kept_apart(x, y)
     ]
     if swaps:
         return swaps

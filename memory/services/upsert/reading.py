@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -45,6 +46,7 @@ AUXILIARIES = _words(
 ARTICLES = _words("the a an this that these those its their our your his her my every each all any some")
 BE = _words("is are was were be been being am get gets got gotten getting")
 PARTICLES = _words("up down off out away back")
+OBJECTS = _words("it them us him her me you")  # after a verb: "add them to v2"
 PREPOSITIONS = _words(
     "in on at for with by from to into onto of about via through during within without across along "
     "behind under over above below between among against per than when if while until after before"
@@ -63,6 +65,7 @@ class Reading:
     position: tuple[float, ...]  # per token, within its clause (a passive agent first)
     negations: int
     frames: tuple[tuple[str, frozenset[str], str], ...]  # (relation, keys it may point at, role)
+    quantifiers: tuple[tuple[str, str], ...]  # (kind: all or some, as written)
     relations: frozenset[str]
 
 
@@ -81,6 +84,7 @@ def _settings_key() -> tuple:
             "UPSERT_PREFERENCE_VERBS",
             "UPSERT_CLAUSE_WORDS",
             "UPSERT_RELATIONS",
+            "UPSERT_QUANTIFIERS",
         )
     )
 
@@ -120,19 +124,30 @@ def _read(text: str, _key: tuple) -> Reading:
     frames, relations = _frames(items, clause_of_item, at, tokens, verbal, rejected_spans)
     # "prefer X over Y" rejects Y as "X, not Y" does: it counts as a negation.
     negations = sum(token.kind == "negation" for token in tokens) + preferences
+    quantifier_words = setting("UPSERT_QUANTIFIERS")
+    quantifiers = tuple(
+        (quantifier_words[word], word)
+        for group, word, _ in items
+        if group == "word" and word in quantifier_words
+    )
     return Reading(
-        tokens, clause, role, verbal, verb_like, determined, leading, position, negations, frames, relations
+        tokens=tokens,
+        clause=clause,
+        role=role,
+        verbal=verbal,
+        verb_like=verb_like,
+        determined=determined,
+        leading=leading,
+        position=position,
+        negations=negations,
+        frames=frames,
+        relations=relations,
+        quantifiers=quantifiers,
     )
 
 
 def _item_at(starts: list[int], offset: int) -> int:
-    found = 0
-    for index, start in enumerate(starts):
-        if start <= offset:
-            found = index
-        else:
-            break
-    return found
+    return max(0, bisect_right(starts, offset) - 1)
 
 
 def _clauses(items: list[tuple[str, str, int]]) -> list[int]:
@@ -185,7 +200,7 @@ def _is_verbal(items, item: int, item_tokens, tokens, *, any_kind: bool = False)
         return True
     next_word = following[1] if following[0] == "word" else ""
     if first_of_clause and (
-        next_word in DETERMINERS | PARTICLES | PREPOSITIONS
+        next_word in DETERMINERS | PARTICLES | PREPOSITIONS | OBJECTS
         or (next_word.endswith("ing") and len(next_word) > 4)
     ):
         return True  # an imperative: "drain the node", "migrate from MySQL", "revert using…"
@@ -277,14 +292,14 @@ def _frames(items, clause_of_item, at, tokens, verbal, rejected) -> tuple[tuple,
     relations: dict[str, str] = {str(k).lower(): str(v) for k, v in setting("UPSERT_RELATIONS").items()}
     frames = []
     used: set[str] = set()
+    in_clause: dict[int, list[int]] = {}
+    for n, item in enumerate(at):
+        if tokens[n].kind != "negation":
+            in_clause.setdefault(clause_of_item[item], []).append(n)
     for index, (group, word, _) in enumerate(items):
         if group != "word" or word not in relations:
             continue
-        following = [
-            n
-            for n, item in enumerate(at)
-            if item > index and clause_of_item[item] == clause_of_item[index] and tokens[n].kind != "negation"
-        ]
+        following = [n for n in in_clause.get(clause_of_item[index], ()) if at[n] > index]
         relation = relations[word]
         if relation in ("to", "from") and (not following or verbal[following[0]]):
             continue

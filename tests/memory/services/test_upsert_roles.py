@@ -146,7 +146,7 @@ def test_a_narrowed_scope_says_so():
     changes = compare_facts(
         "Run the smoke tests on every deploy.", "Run the smoke tests only on production deploys."
     )
-    assert "scope narrowed: only" in [c.describe() for c in changes]
+    assert "scope changed: only added" in [c.describe() for c in changes]
 
 
 def test_a_swap_is_highlighted_on_both_sides():
