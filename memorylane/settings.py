@@ -495,6 +495,15 @@ MEMORY_LANE: dict = {
         ["prefer", "favor", "favour"],
         ["manually", "manual", "hand"],
         ["old", "stale", "outdated"],
+        ["delete", "remove", "drop"],
+        ["ticket", "issue"],
+        ["bug", "defect"],
+        ["flag", "toggle"],
+        ["restart", "reboot", "bounce"],
+        ["purge", "clear", "wipe", "flush"],
+        ["credentials", "creds"],
+        ["endpoint", "route"],
+        ["notify", "alert", "ping"],
         ["allowlist", "whitelist"],
         ["denylist", "blocklist", "blacklist"],
     ],
@@ -584,7 +593,7 @@ MEMORY_LANE: dict = {
         "fewer than": "least",
     },
     # Phrases read as one word before tokens are compared ("make sure" = "ensure"). A replacement is at
-    # most as long as its phrase.
+    # most as long as its phrase; a phrase ending in " #" is read so only before a number.
     "UPSERT_PHRASES": [
         ["make sure", "ensure"],
         ["in order to", "to"],
@@ -615,7 +624,7 @@ MEMORY_LANE: dict = {
         ["not more than", "most"],
         ["capped at", "most"],
         ["limited to", "most"],
-        ["up to", "most"],
+        ["up to #", "most"],
         ["out of", "from"],
         ["by hand", "manually"],
         ["acts as", "is"],

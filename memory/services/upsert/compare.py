@@ -206,6 +206,9 @@ def _compare_words(old: Reading, new: Reading, result: Comparison) -> None:
     long = {b for a in short for b in removed | added if b != a and b.startswith(a)}
     removed -= short | long
     added -= short | long
+    # One word or two ("rollback" / "roll back", "login" / "log in").
+    removed = {key for key in removed if key not in new.joined}
+    added = {key for key in added if key not in old.joined}
     # A verb's other form ("bind" / "bound", "hold" / "held", "write" / "wrote").
     forms = {(a, b) for a in removed for b in added if _other_form(a, b)}
     removed -= {a for a, _ in forms}
@@ -483,12 +486,18 @@ def _subjects(reading: Reading) -> set[str]:
 
 
 def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
-    """Two strong tokens of one clause (on both sides) that traded places while the rest of the
-    clause stays, a passive read as active: "Alice reviews Bob's PRs" → "Bob reviews Alice's
-    PRs". A clause reworded around them ("every API change needs an OpenAPI spec" → "update the
-    OpenAPI spec with each API change") is no swap."""
-    # A name at the start of a sentence reads as a word: strong on either side is strong.
-    strong = {t.key for t in old.tokens + new.tokens if t.strong}
+    """Two things of one clause (on both sides) that traded places while the rest of the clause
+    stays, a passive read as active: "Alice reviews Bob's PRs" → "Bob reviews Alice's PRs",
+    "mobile releases wait for the backend release" → the reverse. A clause reworded around them
+    ("every API change needs an OpenAPI spec" → "update the OpenAPI spec with each API change")
+    is no swap."""
+    # A name at the start of a sentence reads as a word: strong on either side is strong; and a
+    # noun is a thing on both sides.
+    named = {t.key for t in old.tokens + new.tokens if t.strong}
+    nouns = set(_things(old)) & set(_things(new)) - {
+        t.key for t in old.tokens + new.tokens if t.kind != "word"
+    }
+    strong = named | nouns
 
     def places(reading: Reading) -> dict[str, tuple[int, float]]:
         counts = Counter(t.key for t in reading.tokens if t.key in strong)
@@ -502,7 +511,7 @@ def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
         found = [
             (reading.position[n], t.key)
             for n, t in enumerate(reading.tokens)
-            if reading.clause[n] == clause and t.key in keep and not reading.verbal[n]
+            if reading.clause[n] == clause and t.key in keep and t.key in strong
         ]
         return [key for _, key in sorted(found)]
 
@@ -512,11 +521,14 @@ def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
     for a, b in combinations(keys, 2):
         if old_places[a][0] != old_places[b][0] or new_places[a][0] != new_places[b][0]:
             continue
+        if old_places[a][0] in old.agentless or new_places[a][0] in new.agentless:
+            continue
         if (old_places[a][1] < old_places[b][1]) == (new_places[a][1] < new_places[b][1]):
             continue
-        swapped = [
-            b if key == a else a if key == b else key for key in sequence(old, old_places[a][0], common)
-        ]
+        before = sequence(old, old_places[a][0], common)
+        if (a not in named or b not in named) and len(before) < 3:
+            continue  # two nouns in another order is a reordering, not a swap ("node before cordon")
+        swapped = [b if key == a else a if key == b else key for key in before]
         if swapped == sequence(new, new_places[a][0], common):
             return a, b
     return None

@@ -31,6 +31,7 @@ from memory.services.upsert.tokens import (
     _rewrite_phrases,
     _words,
     content_tokens,
+    stem,
     word_setting,
 )
 
@@ -63,9 +64,11 @@ class Reading:
     determined: tuple[bool, ...]  # per token: right after a determiner ("the QA team")
     leading: tuple[bool, ...]  # per token: the first word of its clause, bar function words ("Acme is…")
     position: tuple[float, ...]  # per token, within its clause (a passive agent first)
+    agentless: frozenset[int]  # passive clauses with no "by" ("TLS is terminated at the gateway")
     negations: int
     frames: tuple[tuple[str, frozenset[str], str], ...]  # (relation, keys it may point at, role)
     quantifiers: tuple[tuple[str, str], ...]  # (kind: all or some, as written)
+    joined: frozenset[str]  # two neighbouring words as one ("roll back" → "rollback", "log in" → "login")
     relations: frozenset[str]
 
 
@@ -120,7 +123,7 @@ def _read(text: str, _key: tuple) -> Reading:
             first_words.setdefault(clause_of_item[index], index)
     leading = tuple(first_words.get(clause_of_item[i]) == i for i in at)
     role, rejected_spans, preferences = _roles(items, clause_of_item, at, tokens)
-    position = _positions(items, clause_of_item, at)
+    position, agentless = _positions(items, clause_of_item, at)
     frames, relations = _frames(items, clause_of_item, at, tokens, verbal, rejected_spans)
     # "prefer X over Y" rejects Y as "X, not Y" does: it counts as a negation.
     negations = sum(token.kind == "negation" for token in tokens) + preferences
@@ -130,7 +133,14 @@ def _read(text: str, _key: tuple) -> Reading:
         for group, word, _ in items
         if group == "word" and word in quantifier_words
     )
+    words = [word for group, word, _ in items if group == "word"]
+    joined = frozenset(
+        joined
+        for first, second in zip(words, words[1:], strict=False)
+        for joined in (first + second, stem(first) + stem(second), stem(first + second))
+    )
     return Reading(
+        joined=joined,
         tokens=tokens,
         clause=clause,
         role=role,
@@ -139,6 +149,7 @@ def _read(text: str, _key: tuple) -> Reading:
         determined=determined,
         leading=leading,
         position=position,
+        agentless=agentless,
         negations=negations,
         frames=frames,
         relations=relations,
@@ -267,10 +278,17 @@ def _phrase_after(items, clause_of_item, index: int, *, whole: bool = False) -> 
     return taken
 
 
-def _positions(items, clause_of_item, at) -> tuple[float, ...]:
+def _positions(items, clause_of_item, at) -> tuple[tuple[float, ...], frozenset[int]]:
     """The place of each token in its clause; the agent of a passive clause ("is scanned by Snyk")
-    is read first, as it would be in the active voice."""
+    is read first, as it would be in the active voice. And the passive clauses without an agent,
+    whose order says nothing of who does what."""
     agent: set[int] = set()
+    passive_clauses = {
+        clause_of_item[j]
+        for j in range(len(items) - 1)
+        if items[j][1] in BE and items[j + 1][0] == "word" and items[j + 1][1].endswith(("ed", "en"))
+    }
+    with_agent: set[int] = set()
     for index, (group, word, _) in enumerate(items):
         if word != "by" or group != "word":
             continue
@@ -280,7 +298,9 @@ def _positions(items, clause_of_item, at) -> tuple[float, ...]:
         )
         if passive:
             agent.update(_phrase_after(items, clause_of_item, index))
-    return tuple(item - (10_000 if item in agent else 0) for item in at)
+            with_agent.add(clause)
+    positions = tuple(item - (10_000 if item in agent else 0) for item in at)
+    return positions, frozenset(passive_clauses - with_agent)
 
 
 def _frames(items, clause_of_item, at, tokens, verbal, rejected) -> tuple[tuple, frozenset[str]]:

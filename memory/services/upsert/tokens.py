@@ -192,9 +192,12 @@ def phrase_rewrites() -> list[tuple[re.Pattern, str]]:
 
 @lru_cache(maxsize=8)
 def _phrase_patterns(pairs: tuple[tuple[str, str], ...]) -> list[tuple[re.Pattern, str]]:
-    return [
-        (re.compile(rf"\b{re.escape(phrase)}\b", re.IGNORECASE), replacement) for phrase, replacement in pairs
-    ]
+    """A phrase ending in " #" matches only before a number ("up to 3" → "most 3", not "round up to")."""
+    patterns = []
+    for phrase, replacement in pairs:
+        words, number = (phrase[:-2], r"(?=\s*\d)") if phrase.endswith(" #") else (phrase, r"\b")
+        patterns.append((re.compile(rf"\b{re.escape(words)}{number}", re.IGNORECASE), replacement))
+    return patterns
 
 
 def _rewrite_phrases(text: str) -> str:
