@@ -100,11 +100,21 @@ def contrast_group_of() -> dict[str, int]:
     return _contrast_groups(_frozen(setting("UPSERT_CONTRAST_GROUPS")))
 
 
+@lru_cache(maxsize=8)
+def _polar(groups: tuple[tuple[str, ...], ...]) -> frozenset[int]:
+    return frozenset(index for index, group in enumerate(groups) if len({stem(word) for word in group}) == 2)
+
+
+def _polar_groups() -> frozenset[int]:
+    """The contrast groups of two poles (enable/disable, include/exclude): one negated is the other."""
+    return _polar(_frozen(setting("UPSERT_CONTRAST_GROUPS")))
+
+
 def compare(old_text: str, new_text: str) -> Comparison:
     old, new = read(old_text), read(new_text)
     result = Comparison()
     _compare_strong(old, new, result)
-    _compare_polarity(old, new, result)
+    _compare_scope(old, new, result)
     _compare_words(old, new, result)
     _compare_roles(old, new, result)
     result.changes.sort(key=lambda c: KIND_ORDER.index(c.kind) if c.kind in KIND_ORDER else len(KIND_ORDER))
@@ -177,12 +187,7 @@ def _compounds(reading: Reading, keys: set[str], other: Reading) -> set[str]:
     return found
 
 
-def _compare_polarity(old: Reading, new: Reading, result: Comparison) -> None:
-    # Polarity, not count: "no migration ships without sign-off" ≡ "a migration ships after sign-off".
-    if old.negations % 2 != new.negations % 2:
-        old_neg = [t.surface for t in old.tokens if t.kind == "negation"]
-        new_neg = [t.surface for t in new.tokens if t.kind == "negation"]
-        result.changes.append(Change("negation", old_neg, new_neg))
+def _compare_scope(old: Reading, new: Reading, result: Comparison) -> None:
     old_scope = {t.key for t in old.tokens if t.kind == "scope"}
     new_scope = {t.key for t in new.tokens if t.kind == "scope"}
     if old_scope != new_scope:
@@ -215,7 +220,12 @@ def _compare_words(old: Reading, new: Reading, result: Comparison) -> None:
     added -= {b for _, b in forms}
     # "on the last day" / "the last day": a preposition, not a state, when nothing replaces it.
     prepositions = {stem(word) for word in setting("UPSERT_PREPOSITION_CONTRASTS")}
-    result.identical = not (removed - prepositions) and not (added - prepositions) and not result.changes
+    result.identical = (
+        not (removed - prepositions)
+        and not (added - prepositions)
+        and not result.changes
+        and old.negations % 2 == new.negations % 2
+    )
 
     def nominal(reading: Reading, keys: set[str]) -> set[str]:
         """Things, not verbs — and not contrast words, whose change is an exchange (above), unless
@@ -265,12 +275,24 @@ def _compare_words(old: Reading, new: Reading, result: Comparison) -> None:
     # A word and its negation by prefix ("safe" / "unsafe", "encrypted" / "unencrypted").
     prefixes = tuple(setting("UPSERT_NEGATING_PREFIXES"))
     negated = [(a, b) for a in removed for b in added if _negates(a, b, prefixes) or _negates(b, a, prefixes)]
-    if negated:
-        old_words = shown(old, {a for a, _ in negated})
-        new_words = shown(new, {b for _, b in negated})
-        result.changes.append(Change("negation", old_words, new_words))
-        removed -= {a for a, _ in negated}
-        added -= {b for _, b in negated}
+    removed -= {a for a, _ in negated}
+    added -= {b for _, b in negated}
+    # Polarity, not count: "no migration ships without sign-off" ≡ "a migration ships after
+    # sign-off"; and a negation with a polar word flipped keeps the rule: "never disable TLS
+    # verification" ≡ "TLS verification stays enabled".
+    polar = _polar_groups()
+    flipped = {groups[key] for key in exchanged_old if groups.get(key) in polar}
+    flips = len(flipped) + len(negated)
+    negation_flipped = old.negations % 2 != new.negations % 2
+    if (negation_flipped + flips) % 2 == 0 and flips:
+        exchanged_old = {key for key in exchanged_old if groups.get(key) not in flipped}
+        exchanged_new = {key for key in exchanged_new if groups.get(key) not in flipped}
+    elif negation_flipped or negated:
+        old_neg = [t.surface for t in old.tokens if t.kind == "negation"] if negation_flipped else []
+        new_neg = [t.surface for t in new.tokens if t.kind == "negation"] if negation_flipped else []
+        old_neg += shown(old, {a for a, _ in negated})
+        new_neg += shown(new, {b for _, b in negated})
+        result.changes.append(Change("negation", old_neg, new_neg))
 
     limit = setting("UPSERT_SUBSTITUTION_WORDS")
     old_things, new_things = nominal(old, removed), nominal(new, added)

@@ -167,3 +167,25 @@ def test_a_swap_between_clauses_is_highlighted():
 def test_a_paraphrase_highlights_nothing():
     old, new = "Trivy scans every base image.", "Every base image is scanned by Trivy."
     assert not [piece for piece, marked in highlight_spans(new, old) if marked]
+
+
+def test_a_negation_with_its_polar_word_flipped_keeps_the_rule():
+    assert (
+        compare_facts(
+            "Never disable rate limiting on the public API.",
+            "Rate limiting must stay enabled on the public API.",
+        )
+        == []
+    )
+    assert compare_facts(
+        "Enable rate limiting on the public API.", "Disable rate limiting on the public API."
+    )
+    assert compare_facts(
+        "Never disable rate limiting on the public API.",
+        "Rate limiting must stay disabled on the public API.",
+    )
+
+
+def test_a_word_negated_by_its_prefix_is_a_changed_fact():
+    changes = compare_facts("The backup bucket is encrypted.", "The backup bucket is unencrypted.")
+    assert [c.kind for c in changes] == ["negation"]
