@@ -47,6 +47,7 @@ AUXILIARIES = _words(
 ARTICLES = _words("the a an this that these those its their our your his her my every each all any some")
 BE = _words("is are was were be been being am get gets got gotten getting")
 PARTICLES = _words("up down off out away back")
+PRONOUNS = _words("it they this that these those")  # a thing referred to, not a person
 OBJECTS = _words("it them us him her me you")  # after a verb: "add them to v2"
 PREPOSITIONS = _words(
     "in on at for with by from to into onto of about via through during within without across along "
@@ -325,6 +326,8 @@ def _frames(items, clause_of_item, at, tokens, verbal, rejected) -> tuple[tuple,
             continue
         things = [n for n in following if not verbal[n]]
         targets = frozenset(tokens[n].key for n in following[:1] + things[:1])
+        if index + 1 < len(items) and items[index + 1][1] in PRONOUNS:
+            targets = frozenset()  # "until it is fixed": what "it" is, the clause does not say
         used.add(relation)
         frames.append((relation, targets, "-" if index in rejected else "+"))
     return tuple(frames), frozenset(used)

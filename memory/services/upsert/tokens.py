@@ -100,6 +100,8 @@ UNITS = {
     "characters": "char", "lines": "line", "line": "line", "tokens": "token", "users": "user",
 }  # fmt: skip
 
+TIME_UNITS = frozenset({"ms", "s", "min", "h", "d", "wk", "mo", "yr"})
+
 MONTHS = {
     "jan": 1, "january": 1, "feb": 2, "february": 2, "mar": 3, "march": 3, "apr": 4, "april": 4,
     "may": 5, "jun": 6, "june": 6, "jul": 7, "july": 7, "aug": 8, "august": 8, "sep": 9,
@@ -407,6 +409,12 @@ def _word_token(
         ("it's", "let's", "that's", "what's", "here's", "there's")
     ):
         lowered = lowered[:-2]
+    if lowered in ("a", "an") and following and following[0].group().lower() in UNITS:
+        unit = UNITS[following[0].group().lower()]
+        if unit in TIME_UNITS and not text[end : following[0].start()].strip():  # "a week" ≡ "one week"
+            return [
+                Token(f"1{unit}", "number", text[start : following[0].end()], start, following[0].end())
+            ], 1
     if lowered == "once" and following and following[0].group().lower() in DETERMINERS:
         return None, 0  # "once the flag is on": a conjunction, not a count
     if lowered == "insteadof":  # "instead of", "rather than": what follows is rejected
