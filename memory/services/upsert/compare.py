@@ -507,6 +507,14 @@ def _subjects(reading: Reading) -> set[str]:
     }
 
 
+def _verb_between(reading: Reading, a: tuple[int, float], b: tuple[int, float], verbs: set[str]) -> bool:
+    low, high = sorted((a[1], b[1]))
+    return any(
+        reading.clause[n] == a[0] and low < reading.position[n] < high and token.key in verbs
+        for n, token in enumerate(reading.tokens)
+    )
+
+
 def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
     """Two things of one clause (on both sides) that traded places while the rest of the clause
     stays, a passive read as active: "Alice reviews Bob's PRs" → "Bob reviews Alice's PRs",
@@ -538,6 +546,7 @@ def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
         return [key for _, key in sorted(found)]
 
     old_places, new_places = places(old), places(new)
+    verbs = {t.key for r in (old, new) for n, t in enumerate(r.tokens) if r.verbal[n]}
     keys = _in_order(old, old_places.keys() & new_places.keys())
     common = {t.key for t in old.tokens} & {t.key for t in new.tokens}
     for a, b in combinations(keys, 2):
@@ -548,8 +557,17 @@ def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
         if (old_places[a][1] < old_places[b][1]) == (new_places[a][1] < new_places[b][1]):
             continue
         before = sequence(old, old_places[a][0], common)
-        if (a not in named or b not in named) and len(before) < 3:
-            continue  # two nouns in another order is a reordering, not a swap ("node before cordon")
+        if (a not in named or b not in named) and (
+            len(before) < 3
+            or not (
+                _verb_between(old, old_places[a], old_places[b], verbs)
+                and _verb_between(new, new_places[a], new_places[b], verbs)
+            )
+        ):
+            # Two nouns in another order is a reordering ("node before cordon", "a ticket is
+            # required for each PR"), unless a verb stands between them on both sides: subject
+            # and object exchanged.
+            continue
         swapped = [b if key == a else a if key == b else key for key in before]
         if swapped == sequence(new, new_places[a][0], common):
             return a, b
