@@ -510,7 +510,7 @@ MEMORY_LANE: dict = {
     # Contrast words that are mostly prepositions or particles: one on one side only ("on the last day",
     # "bring the stack up") is no change — an exchange ("up" → "down") still is. Any other contrast word
     # on one side only ("optional", "all", "production") is a changed fact.
-    "UPSERT_PREPOSITION_CONTRASTS": ["on", "over", "under", "up", "down", "off", "out"],
+    "UPSERT_PREPOSITION_CONTRASTS": ["on", "over", "under", "above", "below", "up", "down", "off", "out"],
     # A word with one of these before it says the opposite ("safe" / "unsafe", "allowed" / "disallowed").
     "UPSERT_NEGATING_PREFIXES": ["un", "non", "in", "im", "dis"],
     # Words of obligation: "must" ≡ "always" ≡ "make sure" ≡ "is required to" ≡ "should" — a rule reworded,

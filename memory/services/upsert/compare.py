@@ -337,6 +337,8 @@ def _other_form(a: str, b: str) -> bool:
     if not (a.isalpha() and b.isalpha()) or min(len(a), len(b)) < 4:
         return False
     consonants_a, consonants_b = VOWELS_RE.split(a), VOWELS_RE.split(b)
+    if a[:-1] == b[:-1] and {a[-1], b[-1]} == {"d", "t"}:
+        return True  # build / built, send / sent
     if consonants_a != consonants_b or len("".join(consonants_a)) < 3:
         return False
     return sum(x != y for x, y in zip(VOWELS_RE.findall(a), VOWELS_RE.findall(b), strict=False)) == 1
@@ -487,12 +489,12 @@ def _clause_swaps(old: Reading, new: Reading) -> list[tuple[str, str]]:
         return swaps
     # A name or number moved alone into what another clause says ("Acme is the controller and we
     # are the processor" → "we are the controller and Acme is the processor").
-    strong = {t.key for t in old.tokens + new.tokens if t.strong}
+    names = {t.key for t in old.tokens + new.tokens if t.kind == "name"}
     old_subjects, new_subjects = _subjects(old), _subjects(new)
     moved = [
         k
         for k in displaced
-        if k in strong and k in old_subjects and k in new_subjects and mapping.get(old_clause[k]) is not None
+        if k in names and k in old_subjects and k in new_subjects and mapping.get(old_clause[k]) is not None
     ]
     return [(k, "") for k in moved[:1]]
 
@@ -507,68 +509,60 @@ def _subjects(reading: Reading) -> set[str]:
     }
 
 
-def _verb_between(reading: Reading, a: tuple[int, float], b: tuple[int, float], verbs: set[str]) -> bool:
-    low, high = sorted((a[1], b[1]))
-    return any(
-        reading.clause[n] == a[0] and low < reading.position[n] < high and token.key in verbs
-        for n, token in enumerate(reading.tokens)
-    )
-
-
 def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
     """Two things of one clause (on both sides) that traded places while the rest of the clause
     stays, a passive read as active: "Alice reviews Bob's PRs" → "Bob reviews Alice's PRs",
-    "mobile releases wait for the backend release" → the reverse. A clause reworded around them
+    "the frontend calls the BFF" → "the BFF calls the frontend". A clause reworded around them
     ("every API change needs an OpenAPI spec" → "update the OpenAPI spec with each API change")
-    is no swap."""
+    is no swap, and two nouns only count with the same verb between them on both sides (subject
+    and object exchanged; "drain the node before you cordon it" → "before you cordon the node,
+    drain it" is not)."""
     # A name at the start of a sentence reads as a word: strong on either side is strong; and a
     # noun is a thing on both sides.
     named = {t.key for t in old.tokens + new.tokens if t.strong}
-    nouns = set(_things(old)) & set(_things(new)) - {
-        t.key for t in old.tokens + new.tokens if t.kind != "word"
-    }
-    strong = named | nouns
+    kinds = {t.key for t in old.tokens + new.tokens if t.kind != "word"}
+    strong = named | (set(_things(old)) & set(_things(new)) - kinds)
+    verbs = {t.key for r in (old, new) for n, t in enumerate(r.tokens) if r.verbal[n]}
+    common = {t.key for t in old.tokens} & {t.key for t in new.tokens}
 
-    def places(reading: Reading) -> dict[str, tuple[int, float]]:
-        counts = Counter(t.key for t in reading.tokens if t.key in strong)
+    def clauses(reading: Reading) -> dict[int, dict[str, float]]:
+        """Per clause (bar agentless passives), the place of each thing it holds once."""
+        counts: dict[int, Counter] = {}
+        places: dict[int, dict[str, float]] = {}
+        for n, t in enumerate(reading.tokens):
+            if t.key in strong and reading.clause[n] not in reading.agentless:
+                counts.setdefault(reading.clause[n], Counter())[t.key] += 1
+                places.setdefault(reading.clause[n], {})[t.key] = reading.position[n]
+        return {c: {k: p for k, p in found.items() if counts[c][k] == 1} for c, found in places.items()}
+
+    def between(reading: Reading, clause: int, a: float, b: float) -> set[str]:
+        low, high = sorted((a, b))
         return {
-            t.key: (reading.clause[n], reading.position[n])
+            t.key
             for n, t in enumerate(reading.tokens)
-            if t.key in strong and counts[t.key] == 1
+            if reading.clause[n] == clause and low < reading.position[n] < high and t.key in verbs
         }
 
-    def sequence(reading: Reading, clause: int, keep: set[str]) -> list[str]:
+    def sequence(reading: Reading, clause: int) -> list[str]:
         found = [
             (reading.position[n], t.key)
             for n, t in enumerate(reading.tokens)
-            if reading.clause[n] == clause and t.key in keep and t.key in strong
+            if reading.clause[n] == clause and t.key in common and t.key in strong
         ]
         return [key for _, key in sorted(found)]
 
-    old_places, new_places = places(old), places(new)
-    verbs = {t.key for r in (old, new) for n, t in enumerate(r.tokens) if r.verbal[n]}
-    keys = _in_order(old, old_places.keys() & new_places.keys())
-    common = {t.key for t in old.tokens} & {t.key for t in new.tokens}
-    for a, b in combinations(keys, 2):
-        if old_places[a][0] != old_places[b][0] or new_places[a][0] != new_places[b][0]:
-            continue
-        if old_places[a][0] in old.agentless or new_places[a][0] in new.agentless:
-            continue
-        if (old_places[a][1] < old_places[b][1]) == (new_places[a][1] < new_places[b][1]):
-            continue
-        before = sequence(old, old_places[a][0], common)
-        if (a not in named or b not in named) and (
-            len(before) < 3
-            or not (
-                _verb_between(old, old_places[a], old_places[b], verbs)
-                and _verb_between(new, new_places[a], new_places[b], verbs)
-            )
-        ):
-            # Two nouns in another order is a reordering ("node before cordon", "a ticket is
-            # required for each PR"), unless a verb stands between them on both sides: subject
-            # and object exchanged.
-            continue
-        swapped = [b if key == a else a if key == b else key for key in before]
-        if swapped == sequence(new, new_places[a][0], common):
-            return a, b
+    new_clauses = clauses(new)
+    for old_clause, old_places in clauses(old).items():
+        for new_clause, new_places in new_clauses.items():
+            for a, b in combinations(_in_order(old, old_places.keys() & new_places.keys()), 2):
+                if (old_places[a] < old_places[b]) == (new_places[a] < new_places[b]):
+                    continue
+                if (a not in named or b not in named) and not (
+                    between(old, old_clause, old_places[a], old_places[b])
+                    & between(new, new_clause, new_places[a], new_places[b])
+                ):
+                    continue
+                swapped = [b if key == a else a if key == b else key for key in sequence(old, old_clause)]
+                if swapped == sequence(new, new_clause):
+                    return a, b
     return None
