@@ -415,10 +415,15 @@ def _things(reading: Reading) -> dict[str, list[int]]:
 
 def _polarity_swaps(old: Reading, new: Reading) -> list[tuple[str, str]]:
     """Pairs of things, one preferred and one rejected, that traded places."""
-    old_things, new_things = _things(old), _things(new)
-    shared = old_things.keys() & new_things.keys()
-    roles_old = {key: {old.role[n] for n in old_things[key]} for key in shared}
-    roles_new = {key: {new.role[n] for n in new_things[key]} for key in shared}
+    # A thing on one side is a thing on both ("Bitly is deprecated" reads "Bitly" as an adverb).
+    things = (
+        (_things(old).keys() | _things(new).keys())
+        & {t.key for t in old.tokens}
+        & {t.key for t in new.tokens}
+    )
+    shared = things - {t.key for t in old.tokens + new.tokens if t.kind in ("negation", "scope")}
+    roles_old = {key: {old.role[n] for n, t in enumerate(old.tokens) if t.key == key} for key in shared}
+    roles_new = {key: {new.role[n] for n, t in enumerate(new.tokens) if t.key == key} for key in shared}
     demoted = [k for k in shared if roles_old[k] == {"+"} and roles_new[k] == {"-"}]
     promoted = [k for k in shared if roles_old[k] == {"-"} and roles_new[k] == {"+"}]
     return [(x, y) for x in _in_order(old, demoted) for y in _in_order(old, promoted)]

@@ -48,6 +48,8 @@ SWAPS = [
     "Run {x} before {y} in the {p} pipeline.",
     "The {p} team reviews {x} and the platform team reviews {y}.",
     "We build {p} images with {x} and scan them with {y}.",
+    "{x} calls {y} for the {p} data.",
+    "{x} reviews the {p} changes of {y}.",
 ]
 
 
