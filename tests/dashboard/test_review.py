@@ -129,11 +129,14 @@ def test_bad_edits_come_back_as_readable_errors(clients, team, pending, change, 
 
 def test_merge_offers_similar_memories_and_folds_the_item_into_one(clients, curator, store):
     target = store("Always run the database migrations before the test suite.", tags=["tests"])
+    # The same lesson in other words; the upsert reinforces such a rewording now, so this one was
+    # stored as it was before (an import, or a store from before the upsert knew it).
     source = store(
         "Run the DB migrations before running the tests.",
         status="pending_review",
         tags=["db"],
         entities=["project:billing-api"],
+        dedupe=False,
     )
     picker = clients["curator"].get(f"/review/{source.pk}/merge/", headers=HTMX).content.decode()
     assert str(target.pk) in picker and "similar" in picker

@@ -222,3 +222,28 @@ def test_a_proposal_whose_memory_changed_meanwhile_waits_for_a_curator_instead_o
     proposal = FactChange.objects.get(kind="proposal")
     assert proposal.status == "open"
     assert fact_change_resolve(change=proposal, action="undo", actor=curator).status == "undone"
+
+
+MAKE_TEST = "Run make test, not bare pytest, in the api repo."
+
+
+@with_the_model
+def test_the_issues_rewording_of_an_established_rule_reinforces_it(team, member):
+    old = _established(team, MAKE_TEST)
+    reworded = "In the api repo use make test instead of running pytest directly."
+    result = memory_store(team=team, content=reworded, author=member)
+    assert result.operation == NOOP and result.memory == old
+    old.refresh_from_db()
+    assert (old.maturity, old.helpful_count, old.superseded_by) == (Maturity.ESTABLISHED, 4, None)
+    assert not FactChange.objects.exists()
+    assert MemoryEvent.objects.get(memory=old, action=Action.REINFORCED).diff["text"] == reworded
+
+
+@with_the_model
+def test_a_swap_of_the_preferred_and_the_rejected_tool_is_proposed_against_an_established_rule(team, member):
+    old = _established(team, "Use pnpm, not npm, in the web-dashboard repository.")
+    result = memory_store(
+        team=team, content="Use npm, not pnpm, in the web-dashboard repository.", author=member
+    )
+    assert result.operation == PROPOSED and result.proposal_for == old
+    assert result.decision.reason.startswith("roles exchanged: pnpm ↔ npm")
