@@ -397,7 +397,7 @@ MEMORY_LANE: dict = {
     # From this cosine up, a rewording whose only differences are in ordinary words (verbs, adverbs, a
     # detail added) and that keeps every strong token, the polarity, the scope and the roles is the same
     # fact (a NOOP that reinforces).
-    "UPSERT_REWORDED_COSINE": 0.78,
+    "UPSERT_REWORDED_COSINE": 0.75,
     # At most this many ordinary words replaced on each side is a substitution ("the platform team" →
     # "the payments team"): a changed fact when the words replaced are nouns on both sides.
     "UPSERT_SUBSTITUTION_WORDS": 2,
@@ -591,6 +591,8 @@ MEMORY_LANE: dict = {
         "longer than": "most",
         "less than": "least",
         "fewer than": "least",
+        "over #": "most",  # a strict bound already read as one word ("not more than 3" → "not over 3")
+        "under #": "least",
     },
     # Phrases read as one word before tokens are compared ("make sure" = "ensure"). A replacement is at
     # most as long as its phrase; a phrase ending in " #" is read so only before a number.
@@ -659,6 +661,19 @@ MEMORY_LANE: dict = {
         ["once a day", "daily"],
         ["once a week", "weekly"],
         ["once a month", "monthly"],
+        # A strict bound before a number, however worded: "more than 2 hours" ≡ "over 2 hours" ≡ "above".
+        ["more than #", "over"],
+        ["greater than #", "over"],
+        ["longer than #", "over"],
+        ["higher than #", "over"],
+        ["above #", "over"],
+        ["exceeding #", "over"],
+        ["in excess of #", "over"],
+        ["less than #", "under"],
+        ["fewer than #", "under"],
+        ["lower than #", "under"],
+        ["shorter than #", "under"],
+        ["below #", "under"],
     ],
     "REVIEW_EXTRACTED": envbool("MEMORYLANE_REVIEW_EXTRACTED"),
     "MAX_TAGS": 20,

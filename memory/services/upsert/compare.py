@@ -113,9 +113,14 @@ def _polar_groups() -> frozenset[int]:
 def compare(old_text: str, new_text: str) -> Comparison:
     old, new = read(old_text), read(new_text)
     result = Comparison()
-    _compare_strong(old, new, result)
+    # An acronym on one side spelled out on the other ("PR" / "pull request", "FCM" / "Firebase
+    # Cloud Messaging", "MFA" / "multi-factor authentication"): neither side's words are a change.
+    spelled_old, spelled_new = _spelled_out(old, new), _spelled_out(new, old)
+    explained_old = spelled_old[0] | spelled_new[1]
+    explained_new = spelled_new[0] | spelled_old[1]
+    _compare_strong(old, new, result, explained_old, explained_new)
     _compare_scope(old, new, result)
-    _compare_words(old, new, result)
+    _compare_words(old, new, result, explained_old, explained_new)
     _compare_roles(old, new, result)
     result.changes.sort(key=lambda c: KIND_ORDER.index(c.kind) if c.kind in KIND_ORDER else len(KIND_ORDER))
     return result
@@ -129,15 +134,17 @@ def _surfaces(reading: Reading, keys, *, kinds=None) -> list[str]:
     return shown
 
 
-def _compare_strong(old: Reading, new: Reading, result: Comparison) -> None:
+def _compare_strong(
+    old: Reading, new: Reading, result: Comparison, explained_old=frozenset(), explained_new=frozenset()
+) -> None:
     # A name at the start of a sentence reads as a word ("Snyk scans…" / "…scanned by Snyk"): a
     # strong token is matched by the same key of any kind.
     old_keys = {t.key for t in old.tokens if t.strong}
     new_keys = {t.key for t in new.tokens if t.strong}
     removed = old_keys - {t.key for t in new.tokens}
     added = new_keys - {t.key for t in old.tokens}
-    removed -= _acronyms(old, removed, new) | _compounds(old, removed, new)
-    added -= _acronyms(new, added, old) | _compounds(new, added, old)
+    removed -= _acronyms(old, removed, new) | _compounds(old, removed, new) | explained_old
+    added -= _acronyms(new, added, old) | _compounds(new, added, old) | explained_new
     by_kind: dict[str, Change] = {}
     for reading, keys, attribute in ((old, removed, "old"), (new, added, "new")):
         for token in reading.tokens:
@@ -166,6 +173,34 @@ def _acronyms(reading: Reading, keys: set[str], other: Reading) -> set[str]:
     return found
 
 
+def _initials(surface: str) -> str:
+    return "".join(part[:1] for part in surface.lower().split("-") if part)
+
+
+def _spelled_out(reading: Reading, other: Reading) -> tuple[set[str], set[str]]:
+    """Acronyms of ``reading`` that ``other`` lacks and spells out in consecutive words, the first
+    letters of each word or of each part of a hyphenated word ("multi-factor authentication" →
+    MFA): the acronyms' keys, and the keys (and stems) of the words that spell them."""
+    other_keys = {t.key for t in other.tokens}
+    acronyms, words = set(), set()
+    for token in reading.tokens:
+        letters = token.surface
+        if token.key in other_keys or not (
+            2 <= len(letters) <= 6 and letters.isalpha() and letters.isupper()
+        ):
+            continue
+        for start in range(len(other.tokens)):
+            spelled, end = "", start
+            while end < len(other.tokens) and len(spelled) < len(letters):
+                spelled += _initials(other.tokens[end].surface)
+                end += 1
+            if spelled == letters.lower() and end - start >= 2:
+                acronyms.add(token.key)
+                words |= {k for t in other.tokens[start:end] for k in (t.key, stem(t.key))}
+                break
+    return acronyms, words
+
+
 def _compounds(reading: Reading, keys: set[str], other: Reading) -> set[str]:
     """Keys of ``reading`` that are a hyphenated compound of words of ``other`` ("sign-off" →
     "sign off", "hand-edit" → "edit by hand")."""
@@ -181,10 +216,21 @@ def _compounds(reading: Reading, keys: set[str], other: Reading) -> set[str]:
         if (
             any(surfaces[s : s + size] == parts for s in range(len(surfaces) - size + 1))
             or all(part.isalpha() for part in parts)
-            and all((words.get(part) or words.get(stem(part)) or stem(part)) in other_keys for part in parts)
+            and all(_part_of(part, other, other_keys, words) for part in parts)
         ):
             found.add(token.key)
     return found
+
+
+def _part_of(part: str, other: Reading, other_keys: set[str], words: dict[str, str]) -> bool:
+    """A part of a hyphenated compound said by ``other``: the same word, one of its synonyms, two
+    words written as one ("auto-rollback" / "rolled back automatically"), or a clipped word of at
+    least four letters ("auto" / "automatically")."""
+    if (words.get(part) or words.get(stem(part)) or stem(part)) in other_keys:
+        return True
+    if part in other.joined or stem(part) in other.joined:
+        return True
+    return len(part) >= 4 and any(key.isalpha() and key.startswith(part) for key in other_keys)
 
 
 def _compare_scope(old: Reading, new: Reading, result: Comparison) -> None:
@@ -196,14 +242,16 @@ def _compare_scope(old: Reading, new: Reading, result: Comparison) -> None:
         )
 
 
-def _compare_words(old: Reading, new: Reading, result: Comparison) -> None:
+def _compare_words(
+    old: Reading, new: Reading, result: Comparison, explained_old=frozenset(), explained_new=frozenset()
+) -> None:
     """Contrast words exchanged, and things replaced by others; the rest of the ordinary words
     differing is wording."""
     kinds = ("word", "contrast")
     old_keys = {stem(t.key) if t.kind == "contrast" else t.key for t in old.tokens if t.kind in kinds}
     new_keys = {stem(t.key) if t.kind == "contrast" else t.key for t in new.tokens if t.kind in kinds}
-    removed = old_keys - new_keys - {t.key for t in new.tokens}
-    added = new_keys - old_keys - {t.key for t in old.tokens}
+    removed = old_keys - new_keys - {t.key for t in new.tokens} - explained_old
+    added = new_keys - old_keys - {t.key for t in old.tokens} - explained_new
     # An abbreviation and its word ("var" / "variable", "auth" / "authentication").
     short = {
         a for a in removed | added for b in removed | added if a != b and len(a) >= 3 and b.startswith(a)
@@ -266,7 +314,10 @@ def _compare_words(old: Reading, new: Reading, result: Comparison) -> None:
         return {
             stem(t.key)
             for n, t in enumerate(reading.tokens)
-            if t.kind == "contrast" and stem(t.key) in keys and not reading.verb_like[n]
+            if t.kind == "contrast"
+            and stem(t.key) in keys
+            and not reading.verb_like[n]
+            and reading.qualifying[n]
         } - relations
 
     lone_old, lone_new = lone(old, removed), lone(new, added)

@@ -63,6 +63,9 @@ class Reading:
     verbal: tuple[bool, ...]  # per token (a word: a contrast word is a thing, see verb_like)
     verb_like: tuple[bool, ...]  # per token, whatever its kind ("start the job", "must never target")
     determined: tuple[bool, ...]  # per token: right after a determiner ("the QA team")
+    qualifying: tuple[
+        bool, ...
+    ]  # per token: bound to a thing or said of one ("production repos", "is optional")
     leading: tuple[bool, ...]  # per token: the first word of its clause, bar function words ("Acme is…")
     position: tuple[float, ...]  # per token, within its clause (a passive agent first)
     agentless: frozenset[int]  # passive clauses with no "by" ("TLS is terminated at the gateway")
@@ -118,6 +121,7 @@ def _read(text: str, _key: tuple) -> Reading:
         _is_verbal(items, at[n], item_tokens, tokens, any_kind=True) for n in range(len(tokens))
     )
     determined = tuple(bool(i) and items[i - 1][1] in ARTICLES for i in at)
+    qualifying = tuple(_qualifies(items, i) for i in at)
     first_words = {}
     for index, (group, word, _) in enumerate(items):
         if group == "word" and word not in FUNCTION_WORDS and word not in DETERMINERS:
@@ -148,6 +152,7 @@ def _read(text: str, _key: tuple) -> Reading:
         verbal=verbal,
         verb_like=verb_like,
         determined=determined,
+        qualifying=qualifying,
         leading=leading,
         position=position,
         agentless=agentless,
@@ -225,6 +230,25 @@ def _is_verbal(items, item: int, item_tokens, tokens, *, any_kind: bool = False)
     third_person = word.endswith("s") and not word.endswith(("ss", "us", "is"))
     next_strong = bool(next_word) and any(tokens[n].strong for n in item_tokens.get(item + 1, ()))
     return bool(after_thing and third_person and (next_word in PREPOSITIONS or next_strong))
+
+
+PREDICATE_VERBS = _words("stay stays stayed remain remains remained become becomes became keep keeps kept")
+
+
+def _qualifies(items, item: int) -> bool:
+    """Does the word at ``item`` say something of a thing? Before a content word ("production
+    repositories", "the QA team"), after "is", "stays" or a modal ("is optional", "may hit"), after
+    a preposition ("in production", "to staging"), or a noun after a determiner ("the month-end
+    close") — but not the head of "the end of", a comparative before "than", an adverb closing a
+    clause ("scanned first", "30 days old") or a verb after its subject ("deploys stop at 3pm")."""
+    previous = items[item - 1][1] if item and items[item - 1][0] == "word" else ""
+    following = items[item + 1] if item + 1 < len(items) else ("mark", "", 0)
+    next_word = following[1] if following[0] == "word" else ""
+    if previous in BE or previous in AUXILIARIES or previous in PREDICATE_VERBS or previous in PREPOSITIONS:
+        return True
+    if next_word and next_word not in FUNCTION_WORDS and next_word not in PREPOSITIONS:
+        return True
+    return previous in ARTICLES and next_word != "of"
 
 
 def _roles(items, clause_of_item, at, tokens) -> tuple[tuple[str, ...], set[int], int]:

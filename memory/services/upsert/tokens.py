@@ -223,8 +223,12 @@ def _rewrite_phrases(text: str) -> str:
 
 @lru_cache(maxsize=32)
 def _negated_comparative(comparative: str) -> re.Pattern:
+    """A negation — "no", "not", "never", or one contracted ("shouldn't", read so by the phrases) —
+    then the comparative in the same clause; one ending in " #" only before a number."""
+    words, end = (comparative[:-2], r"(?=\s*\d)") if comparative.endswith(" #") else (comparative, r"\b")
     return re.compile(
-        rf"\b(?P<negation>no|not|never|nobody|none)\b(?P<middle>[^,.;:!?]*?)(?P<bound>\b{re.escape(comparative)}\b)",
+        rf"\b(?P<negation>no|not|never|nobody|none|cannot|\w+n['’]t)(?![\w'’])(?P<middle>[^,.;:!?]*?)"
+        rf"(?P<bound>\b{re.escape(words)}{end})",
         re.IGNORECASE,
     )
 

@@ -1,0 +1,104 @@
+"""Wording the upsert decision reads as the same fact (issue 42): a strict bound however worded, an
+acronym spelled out, a hyphenated word said in its parts, and a contrast word that qualifies nothing
+— each with the changed fact of the same shape next to it. Own examples, with the real model."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.services.upsert import NOOP, Side, compare_facts, decide_pair
+
+pytestmark = pytest.mark.usefixtures("embedder")
+
+
+def verdict(embedder, old: str, new: str):
+    vectors = embedder.encode([old, new])
+    return decide_pair(Side(new, "workflow"), Side(old, "workflow"), float(vectors[0] @ vectors[1]))
+
+
+SAME = {
+    "more than / over": (
+        "Uploads larger than 25 MB are rejected by the media service.",
+        "The media service rejects uploads of more than 25 MB.",
+    ),
+    "above / in excess of": (
+        "Invoices above 10,000 USD go to the CFO for approval.",
+        "Invoices in excess of 10,000 USD go to the CFO for approval.",
+    ),
+    "exceeding / longer than": (
+        "Kill notebook kernels idle longer than 2 hours.",
+        "Kill notebook kernels that are idle exceeding 2 hours.",
+    ),
+    "under / below": (
+        "Keep the p99 latency of the search API under 200 ms.",
+        "Keep the p99 latency of the search API below 200 ms.",
+    ),
+    "acronym spelled out": (
+        "Every new vendor signs a DPA before onboarding.",
+        "Every new vendor signs a data processing agreement before onboarding.",
+    ),
+    "acronym of a hyphenated word": (
+        "Require MFA on the billing admin.",
+        "Require multi-factor authentication on the billing admin.",
+    ),
+    "compound in its parts": (
+        "Feature branches auto-merge once checks pass.",
+        "Once checks pass, feature branches are merged automatically.",
+    ),
+    "a contrast word heading a phrase": (
+        "Archive the sprint board after each sprint.",
+        "Archive the sprint board at the end of each sprint.",
+    ),
+    "a contrast word closing a clause": (
+        "Lint the notebook before it is committed.",
+        "Lint the notebook first, before it is committed.",
+    ),
+}
+
+CHANGED = {
+    "strict bound exchanged": (
+        "Alert when the error budget burn is above 2 percent.",
+        "Alert when the error budget burn is below 2 percent.",
+    ),
+    "strict bound against an inclusive one": (
+        "Batch jobs may use more than 8 workers.",
+        "Batch jobs may use at most 8 workers.",
+    ),
+    "acronym against other words": (
+        "Every new vendor signs a DPA before onboarding.",
+        "Every new vendor signs a non-disclosure agreement before onboarding.",
+    ),
+    "a permission said of a thing": (
+        "Code owners review is mandatory for the mobile repo.",
+        "Code owners review is optional for the mobile repo.",
+    ),
+    "an environment qualifying a thing": (
+        "Rotate the database passwords every quarter.",
+        "Rotate the production database passwords every quarter.",
+    ),
+    "an environment after a preposition": (
+        "Feature flags are evaluated on the server.",
+        "Feature flags are evaluated on the server in production.",
+    ),
+}
+
+
+@pytest.mark.parametrize(("old", "new"), SAME.values(), ids=SAME.keys())
+def test_the_same_fact_in_other_words_reinforces(embedder, old, new):
+    decision = verdict(embedder, old, new)
+    assert decision.operation == NOOP, decision.reason
+
+
+@pytest.mark.parametrize(("old", "new"), CHANGED.values(), ids=CHANGED.keys())
+def test_a_changed_fact_of_the_same_shape_is_never_a_noop(embedder, old, new):
+    assert compare_facts(old, new)
+    assert verdict(embedder, old, new).operation != NOOP
+
+
+def test_a_negated_bound_after_a_contraction_is_read_as_the_bound():
+    assert not compare_facts(
+        "Keep at most 3 replicas of the cache.", "Don't run more than 3 replicas of the cache."
+    )
+    assert not compare_facts(
+        "Keep at most 3 replicas of the cache.", "You shouldn't run over 3 replicas of the cache."
+    )
