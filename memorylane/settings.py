@@ -552,6 +552,9 @@ MEMORY_LANE: dict = {
     },
     # A clause holding one of these rejects what it names ("Flower is deprecated; use Grafana").
     "UPSERT_REJECTION_WORDS": ["deprecated", "discouraged", "forbidden", "banned", "obsolete"],
+    # Verbs of leaving undone count as a negation (any form): "skip the tests" ≡ "don't run the tests", and
+    # "don't forget to tag it" ≡ "tag it" (two negations).
+    "UPSERT_OMISSION_VERBS": ["forget", "forgot", "forgotten", "neglect", "skip", "omit"],
     # "over" rejects what follows it after one of these verbs ("prefer X over Y").
     "UPSERT_PREFERENCE_VERBS": ["prefer", "favor", "favour", "choose", "pick", "select"],
     # Words that start another clause (besides punctuation, and "and"/"or" before a new subject).
@@ -593,6 +596,7 @@ MEMORY_LANE: dict = {
         "fewer than": "least",
         "over #": "most",  # a strict bound already read as one word ("not more than 3" → "not over 3")
         "under #": "least",
+        "until": "after",  # "can't ship until QA signs off" ≡ "ship after QA signs off"
     },
     # Phrases read as one word before tokens are compared ("make sure" = "ensure"). A replacement is at
     # most as long as its phrase; a phrase ending in " #" is read so only before a number.
@@ -616,6 +620,7 @@ MEMORY_LANE: dict = {
         ["rather than", "insteadof"],
         ["in place of", "insteadof"],
         ["no longer", "not"],
+        ["may not", "mustn't"],  # a permission denied is a prohibition
         ["no one else", "only"],
         ["nobody else", "only"],
         ["nothing else", "only"],

@@ -300,7 +300,7 @@ def _compare_words(
     for key in removed:
         group = groups.get(key)
         partners = {other for other in added if group is not None and groups.get(other) == group}
-        if partners:
+        if partners and not all(_converse(old, key, new, other) for other in partners):
             exchanged_old.add(key)
             exchanged_new |= partners
     removed -= exchanged_old
@@ -358,6 +358,40 @@ def _compare_words(
         result.changes.append(Change("term", old_shown, new_shown))
     _compare_quantifiers(old, new, bool(old_things or lone_old), bool(new_things or lone_new), result)
     result.reworded = shown(old, removed) + shown(new, added)
+
+
+def _sides(reading: Reading, key: str) -> list[tuple[set[str], set[str]]]:
+    """For each use of the relation word ``key``: the things of its clause before it and after it."""
+    found = []
+    for n, token in enumerate(reading.tokens):
+        if token.kind != "contrast" or stem(token.key) != key:
+            continue
+        things = [
+            (reading.position[m], other.key)
+            for m, other in enumerate(reading.tokens)
+            if reading.clause[m] == reading.clause[n]
+            and m != n
+            and other.kind not in ("negation", "scope", "contrast")
+            and not reading.verbal[m]
+        ]
+        here = reading.position[n]
+        found.append(({k for p, k in things if p < here}, {k for p, k in things if p > here}))
+    return found
+
+
+def _converse(old: Reading, old_key: str, new: Reading, new_key: str) -> bool:
+    """A relation said from the other end: "review it before exposing the endpoint" ≡ "the
+    endpoint is exposed after the review" — the relation words exchanged and what stood before it
+    now after it, and the reverse. Only for relation words (before/after); "migrate before
+    deploy" → "migrate after deploy" keeps its sides and is a changed fact."""
+    relations = {stem(str(word)) for word in setting("UPSERT_RELATIONS")}
+    if old_key not in relations or new_key not in relations or old_key == new_key:
+        return False
+    return any(
+        head_old & tail_new and tail_old & head_new and not (head_old & head_new or tail_old & tail_new)
+        for head_old, tail_old in _sides(old, old_key)
+        for head_new, tail_new in _sides(new, new_key)
+    )
 
 
 def _compare_quantifiers(

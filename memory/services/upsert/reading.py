@@ -88,6 +88,7 @@ def _settings_key() -> tuple:
             "UPSERT_LIGHT_VERBS",
             "UPSERT_SCOPE_WORDS",
             "UPSERT_REJECTION_WORDS",
+            "UPSERT_OMISSION_VERBS",
             "UPSERT_PREFERENCE_VERBS",
             "UPSERT_CLAUSE_WORDS",
             "UPSERT_RELATIONS",
@@ -133,10 +134,14 @@ def _read(text: str, _key: tuple) -> Reading:
     # "prefer X over Y" rejects Y as "X, not Y" does: it counts as a negation.
     negations = sum(token.kind == "negation" for token in tokens) + preferences
     quantifier_words = setting("UPSERT_QUANTIFIERS")
+    # "any" under a negation is no universal ("never store it in any system" ≡ "don't store it anywhere").
+    negative = {clause[n] for n, token in enumerate(tokens) if token.kind == "negation"}
     quantifiers = tuple(
         (quantifier_words[word], word)
-        for group, word, _ in items
-        if group == "word" and word in quantifier_words
+        for index, (group, word, _) in enumerate(items)
+        if group == "word"
+        and word in quantifier_words
+        and not (word == "any" and clause_of_item[index] in negative)
     )
     words = [word for group, word, _ in items if group == "word"]
     joined = frozenset(
@@ -256,7 +261,7 @@ def _roles(items, clause_of_item, at, tokens) -> tuple[tuple[str, ...], set[int]
     negates; the items rejected up to the end of their clause ("not production to staging"); and
     how many "over"s reject what follows them."""
     preferences = 0
-    rejected_clauses: set[int] = set()
+    negated: dict[int, int] = {}  # clause → negations that reject it
     rejected_items: set[int] = set()
     rejected_spans: set[int] = set()
     preference = word_setting("UPSERT_PREFERENCE_VERBS")
@@ -280,7 +285,9 @@ def _roles(items, clause_of_item, at, tokens) -> tuple[tuple[str, ...], set[int]
             rejected_items.update(_phrase_after(items, clause_of_item, index))
             rejected_spans.update(_phrase_after(items, clause_of_item, index, whole=True))
         elif is_negation:
-            rejected_clauses.add(clause_of_item[index])
+            negated[clause_of_item[index]] = negated.get(clause_of_item[index], 0) + 1
+    # Two negations in one clause assert it: "don't forget to tag it", "never ship without review".
+    rejected_clauses = {clause for clause, count in negated.items() if count % 2}
     rejected_spans |= {i for i in range(len(items)) if clause_of_item[i] in rejected_clauses}
     roles = tuple(
         "-" if clause_of_item[item] in rejected_clauses or item in rejected_items else "+" for item in at

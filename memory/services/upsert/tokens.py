@@ -432,7 +432,9 @@ def _word_token(
     scope = setting("UPSERT_SCOPE_WORDS").get(lowered)
     if scope:
         return [Token(scope, "scope", surface, start, end)], 0
-    if lowered in word_setting("UPSERT_REJECTION_WORDS"):
+    if lowered in word_setting("UPSERT_REJECTION_WORDS") or (
+        lowered.isalpha() and stem(lowered) in _stems(word_setting("UPSERT_OMISSION_VERBS"))
+    ):
         return [Token("not", "negation", surface, start, end)], 0
     # A number, with its unit attached ("5GB") or following ("5 GB", "30 seconds").
     bare = lowered.replace(",", "") if re.fullmatch(r"\d{1,3}(,\d{3})+", lowered) else lowered

@@ -53,6 +53,30 @@ SAME = {
         "Lint the notebook before it is committed.",
         "Lint the notebook first, before it is committed.",
     ),
+    "a verb of omission negated": (
+        "Don't forget to invalidate the CDN cache after a deploy of the web app.",
+        "After deploying the web app, the CDN cache must be invalidated.",
+    ),
+    "a verb of omission is a negation": (
+        "Skip the flaky e2e suite on hotfix branches.",
+        "Don't run the flaky e2e suite on hotfix branches.",
+    ),
+    "a permission denied": (
+        "You may not export customer lists to CSV.",
+        "Customer lists must never be exported to CSV.",
+    ),
+    "any under a negation": (
+        "Do not store raw card numbers anywhere in our systems.",
+        "Raw card numbers must never be stored in any of our systems.",
+    ),
+    "not until": (
+        "Ask for a security review before exposing a new public endpoint.",
+        "A new public endpoint can't be exposed until a security review is done.",
+    ),
+    "a relation said from the other end": (
+        "The canary runs before the full rollout.",
+        "The full rollout comes after the canary.",
+    ),
 }
 
 CHANGED = {
@@ -79,6 +103,30 @@ CHANGED = {
     "an environment after a preposition": (
         "Feature flags are evaluated on the server.",
         "Feature flags are evaluated on the server in production.",
+    ),
+    "a verb of omission": (
+        "Run the flaky e2e suite on hotfix branches.",
+        "Skip the flaky e2e suite on hotfix branches.",
+    ),
+    "a reminder against a prohibition": (
+        "Never forget to rotate the signing key after an incident.",
+        "Never rotate the signing key after an incident.",
+    ),
+    "a permission against a prohibition": (
+        "You may export customer lists to CSV.",
+        "You may not export customer lists to CSV.",
+    ),
+    "a relation exchanged, its sides kept": (
+        "The canary runs before the full rollout.",
+        "The canary runs after the full rollout.",
+    ),
+    "the sides exchanged, the relation kept": (
+        "The canary runs before the full rollout.",
+        "The full rollout runs before the canary.",
+    ),
+    "not until against before": (
+        "Don't release the app until the crash rate is below 1%.",
+        "Release the app before the crash rate is below 1%.",
     ),
 }
 
