@@ -11,6 +11,14 @@ def page_not_found(request, exception=None):
     return defaults.page_not_found(request, exception)
 
 
+def bad_request(request, exception=None):
+    """``handler400``: a request Django refuses before any view (a missing or invalid Host header)
+    answers in the API's error shape under /api/."""
+    if request.path.startswith("/api/"):
+        return json_error(request, "BAD_REQUEST", "The request is malformed (check its Host header).", 400)
+    return defaults.bad_request(request, exception)
+
+
 def csrf_failure(request, reason=""):
     if request.path.startswith("/api/"):
         return json_error(

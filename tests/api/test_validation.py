@@ -233,3 +233,12 @@ def test_a_page_size_is_capped(api, team):
     assert len(second["results"]) == 1
     assert len(api["member"].get("/api/v1/observations", {"page_size": 10**6}).json()["results"]) == 3
     assert json.dumps(body)
+
+
+@pytest.mark.parametrize("host", ["", "bad host!"])
+def test_a_request_with_an_invalid_host_header_is_a_400_in_the_apis_error_shape(db, host):
+    from django.test import Client
+
+    response = Client().get("/api/v1/health", headers={"host": host})
+    assert response.status_code == 400 and response["Content-Type"] == "application/json"
+    assert response.json()["error"]["code"] == "BAD_REQUEST"
