@@ -11,7 +11,18 @@ from django.utils import timezone
 
 from memory import embeddings
 from memory.conf import setting
-from memory.models import Action, Category, Maturity, Memory, MemoryType, Priority, Status, Team
+from memory.models import (
+    Action,
+    Category,
+    FactChangeKind,
+    FactChangeStatus,
+    Maturity,
+    Memory,
+    MemoryType,
+    Priority,
+    Status,
+    Team,
+)
 from memory.services import entities as entity_service
 from memory.services import maturity as maturity_service
 from memory.services.audit import record_event
@@ -241,7 +252,8 @@ def memory_merge(*, source: Memory, target: Memory, actor) -> Memory:
 
 def review_queue(*, team: Team):
     """What awaits ``team``'s curators (DESIGN.md §6): quarantined and pending memories, and active
-    candidates nobody has reviewed yet — quarantined first, then pending, then the rest, newest first."""
+    candidates nobody has reviewed yet — quarantined first, then pending, then the rest, newest first.
+    An open proposal waits with the changed facts instead, beside the memory it would change."""
     return (
         Memory.objects.for_team(team)
         .current()
@@ -249,6 +261,7 @@ def review_queue(*, team: Team):
             Q(status__in=[Status.QUARANTINED, Status.PENDING_REVIEW])
             | Q(status=Status.ACTIVE, maturity=Maturity.CANDIDATE, reviewed_by__isnull=True)
         )
+        .exclude(changed_from__kind=FactChangeKind.PROPOSAL, changed_from__status=FactChangeStatus.OPEN)
         .annotate(
             queue_rank=Case(
                 When(status=Status.QUARANTINED, then=Value(0)),

@@ -192,6 +192,9 @@ def test_a_proposal_is_resolved_by_curators_only_and_another_teams_is_missing(
     url = f"/review/changed/{change.pk}/"
     page = clients["curator"].get("/review/?show=changed").content.decode()
     assert "Proposal by mia" in page and "In force" in page and ">Accept<" in page
+    # It waits there, beside the memory it would change, not among the pending memories.
+    pending = clients["curator"].get("/review/?show=pending").content.decode()
+    assert "Thursdays" not in pending
     assert clients["member"].post(url, {"action": "confirm"}).status_code == 403
     assert clients["reader"].post(url, {"action": "confirm"}).status_code == 403
     assert clients["outsider"].post(url, {"action": "confirm"}).status_code == 404
