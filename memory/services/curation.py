@@ -14,6 +14,7 @@ from memory.conf import setting
 from memory.models import (
     Action,
     Category,
+    FactChange,
     FactChangeKind,
     FactChangeStatus,
     Maturity,
@@ -26,7 +27,7 @@ from memory.models import (
 from memory.services import entities as entity_service
 from memory.services import maturity as maturity_service
 from memory.services.audit import record_event
-from memory.services.errors import ContentTooLarge, InvalidInput, NotFound
+from memory.services.errors import ContentTooLarge, InvalidInput, InvalidTransition, NotFound
 from memory.services.redaction import redact
 from memory.services.store import content_hash
 from memory.services.upsert import scope_key, scope_of
@@ -104,10 +105,26 @@ def memory_update(*, memory: Memory, actor, **changes) -> Memory:
     return memory
 
 
+def _refuse_open_proposal(memory: Memory) -> None:
+    """A proposal is accepted or declined as a changed fact (beside the memory it would change), not
+    approved or rejected on its own: InvalidTransition names where."""
+    change = (
+        FactChange.objects.for_team(memory.team_id)
+        .filter(new=memory, kind=FactChangeKind.PROPOSAL, status=FactChangeStatus.OPEN)
+        .first()
+    )
+    if change is not None:
+        raise InvalidTransition(
+            f"This memory is a proposal to change memory {change.old_id}: accept or decline it as changed "
+            f"fact {change.pk} (POST /api/v1/changed-facts/{change.pk}, or the review queue's Changed facts)."
+        )
+
+
 @transaction.atomic
 def memory_approve(*, memory: Memory, actor) -> Memory:
     """A curator clears a pending, quarantined or unreviewed memory: active, with the reviewer kept."""
     memory = Memory.objects.for_team(memory.team_id).select_for_update().get(pk=memory.pk)
+    _refuse_open_proposal(memory)
     before = memory.status
     memory.status = Status.ACTIVE
     memory.status_reason = ""
@@ -127,6 +144,7 @@ def memory_approve(*, memory: Memory, actor) -> Memory:
 @transaction.atomic
 def memory_reject(*, memory: Memory, actor, reason: str = "") -> Memory:
     memory = Memory.objects.for_team(memory.team_id).select_for_update().get(pk=memory.pk)
+    _refuse_open_proposal(memory)
     before = memory.status
     memory.status = Status.REJECTED
     memory.status_reason = (reason or "").strip()[:1000]

@@ -166,3 +166,18 @@ def test_a_curators_token_changes_settled_knowledge_directly_and_a_batch_is_gove
 def test_a_token_that_claims_curate_after_its_member_was_demoted_only_proposes(api, team):
     _settled(team)
     assert store(api["member_claiming_curate"], NODE_20).json()["operation"] == "PROPOSED"
+
+
+def test_a_proposal_is_accepted_as_a_changed_fact_not_approved_on_its_own(api, team):
+    _settled(team)
+    proposal = store(api["member"], NODE_20).json()["memory"]["id"]
+    response = api["curator"].patch(f"/api/v1/observations/{proposal}", {"status": "active"}, format="json")
+    assert response.status_code == 409
+    change = FactChange.objects.get()
+    assert f"changed fact {change.pk}" in response.json()["error"]["message"]
+    assert Memory.objects.get(pk=proposal).status == "pending_review"
+    listed = api["curator"].get("/api/v1/changed-facts").json()
+    assert [(c["id"], c["kind"]) for c in listed["results"]] == [(change.pk, "proposal")]
+    accepted = api["curator"].post(f"/api/v1/changed-facts/{change.pk}", {"action": "confirm"}, format="json")
+    assert accepted.status_code == 200 and accepted.json()["status"] == "confirmed"
+    assert Memory.objects.get(pk=proposal).status == "active"
