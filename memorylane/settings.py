@@ -630,7 +630,10 @@ MEMORY_LANE: dict = {
         ["no more than", "most"],
         ["not more than", "most"],
         ["capped at", "most"],
-        ["limited to", "most"],
+        ["limited to #", "most"],
+        ["limited to", "only"],
+        ["restricted to", "only"],  # "write access is restricted to the deploy role" ≡ "only the deploy role"
+        ["reserved for", "only"],
         ["up to #", "most"],
         ["out of", "from"],
         ["by hand", "manually"],

@@ -213,8 +213,11 @@ def _compounds(reading: Reading, keys: set[str], other: Reading) -> set[str]:
         if token.key not in keys or len(parts) < 2:
             continue
         size = len(parts)
+        joined = "".join(parts)
         if (
-            any(surfaces[s : s + size] == parts for s in range(len(surfaces) - size + 1))
+            joined in other_keys  # "re-trained" / "retrained", "e-mail" / "email"
+            or stem(joined) in other_keys
+            or any(surfaces[s : s + size] == parts for s in range(len(surfaces) - size + 1))
             or all(part.isalpha() for part in parts)
             and all(_part_of(part, other, other_keys, words) for part in parts)
         ):

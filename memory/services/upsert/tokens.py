@@ -101,6 +101,21 @@ UNITS = {
 }  # fmt: skip
 
 TIME_UNITS = frozenset({"ms", "s", "min", "h", "d", "wk", "mo", "yr"})
+# Units of a fixed length (months and years have none), largest first, in milliseconds.
+FIXED_DURATIONS = {"wk": 604_800_000, "d": 86_400_000, "h": 3_600_000, "min": 60_000, "s": 1000, "ms": 1}
+
+
+def _amount(value: str, unit: str) -> str:
+    """A number and its unit as a key; a duration in the largest unit it is a whole number of, so
+    "a week" ≡ "7 days", "90 minutes" ≡ "1.5 hours", "24h" ≡ "1 day"."""
+    if unit not in FIXED_DURATIONS or not re.fullmatch(r"\d+(?:\.\d+)?", value):
+        return value + unit
+    total = round(float(value) * FIXED_DURATIONS[unit], 3)
+    for name, size in FIXED_DURATIONS.items():
+        if total >= size and float(total / size).is_integer():
+            return f"{int(total // size)}{name}"
+    return value + unit
+
 
 MONTHS = {
     "jan": 1, "january": 1, "feb": 2, "february": 2, "mar": 3, "march": 3, "apr": 4, "april": 4,
@@ -417,7 +432,9 @@ def _word_token(
         unit = UNITS[following[0].group().lower()]
         if unit in TIME_UNITS and not text[end : following[0].start()].strip():  # "a week" ≡ "one week"
             return [
-                Token(f"1{unit}", "number", text[start : following[0].end()], start, following[0].end())
+                Token(
+                    _amount("1", unit), "number", text[start : following[0].end()], start, following[0].end()
+                )
             ], 1
     if lowered == "once" and following and following[0].group().lower() in DETERMINERS:
         return None, 0  # "once the flag is on": a conjunction, not a count
@@ -484,7 +501,7 @@ def _word_token(
             return None, consumed  # "one" is more often an article than a count
         else:
             kind = _number_kind(previous_word) if not unit else "number"
-        return [Token(value + unit, kind, text[start:end], start, end)], consumed
+        return [Token(_amount(value, unit), kind, text[start:end], start, end)], consumed
     if VERSION_RE.match(lowered):
         return [Token(lowered.lstrip("v"), "version", surface, start, end)], 0
     if (lowered in MONTHS or lowered in WEEKDAYS) and _is_calendar_word(text, surface, start):

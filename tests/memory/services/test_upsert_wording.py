@@ -77,6 +77,22 @@ SAME = {
         "The canary runs before the full rollout.",
         "The full rollout comes after the canary.",
     ),
+    "a duration in another unit": (
+        "The app caches images on disk for a week.",
+        "Images are cached on disk by the app for 7 days.",
+    ),
+    "minutes as hours": (
+        "Presigned download links expire after 90 minutes.",
+        "Presigned download links expire after 1.5 hours.",
+    ),
+    "a compound written as one word": (
+        "The recommender is re-trained every Sunday.",
+        "Every Sunday the recommender is retrained.",
+    ),
+    "restricted to": (
+        "Write access to the prod bucket is restricted to the deploy role.",
+        "Only the deploy role can write to the prod bucket.",
+    ),
 }
 
 CHANGED = {
@@ -127,6 +143,18 @@ CHANGED = {
     "not until against before": (
         "Don't release the app until the crash rate is below 1%.",
         "Release the app before the crash rate is below 1%.",
+    ),
+    "another duration": (
+        "The app caches images on disk for a week.",
+        "The app caches images on disk for 5 days.",
+    ),
+    "the same number, another unit": (
+        "Presigned download links expire after 90 minutes.",
+        "Presigned download links expire after 90 hours.",
+    ),
+    "restricted to another role": (
+        "Write access to the prod bucket is restricted to the deploy role.",
+        "Write access to the prod bucket is restricted to the admin role.",
     ),
 }
 
