@@ -165,7 +165,12 @@ def decide_pair(new: Side, old: Side, cosine: float, *, same_lesson_cosine: floa
             wording = "near-identical" if near_identical else "reworded"
             reason = f"{wording}, every content-bearing token the same, in the same roles"
             return Decision(NOOP, reason, old.ref, cosine, overlap)
-        if close or lesson or cosine >= setting("UPSERT_REWORDED_COSINE"):
+        # An acronym spelled out on the other side is a word the model cannot match: its cosine
+        # undercounts the pair, which is then held to the bar of an identical reading.
+        reworded_cosine = setting(
+            "UPSERT_SAME_TOKENS_COSINE" if comparison.spelled_out else "UPSERT_REWORDED_COSINE"
+        )
+        if close or lesson or cosine >= reworded_cosine:
             shown = ", ".join(comparison.reworded[:6]) or "order"
             reason = f"reworded ({shown}), the same content-bearing tokens in the same roles"
             return Decision(NOOP, reason, old.ref, cosine, overlap)

@@ -89,6 +89,7 @@ class Comparison:
     reworded: list[str] = field(default_factory=list)  # ordinary words that differ without changing a fact
     old_keys: set[str] = field(default_factory=set)  # tokens whose role changed, to highlight
     new_keys: set[str] = field(default_factory=set)
+    spelled_out: bool = False  # an acronym spelled out on the other side (the cosine undercounts it)
 
 
 @lru_cache(maxsize=8)
@@ -118,6 +119,7 @@ def compare(old_text: str, new_text: str) -> Comparison:
     spelled_old, spelled_new = _spelled_out(old, new), _spelled_out(new, old)
     explained_old = spelled_old[0] | spelled_new[1]
     explained_new = spelled_new[0] | spelled_old[1]
+    result.spelled_out = bool(spelled_old[0] or spelled_new[0])
     _compare_strong(old, new, result, explained_old, explained_new)
     _compare_scope(old, new, result)
     _compare_words(old, new, result, explained_old, explained_new)
@@ -173,14 +175,33 @@ def _acronyms(reading: Reading, keys: set[str], other: Reading) -> set[str]:
     return found
 
 
-def _initials(surface: str) -> str:
-    return "".join(part[:1] for part in surface.lower().split("-") if part)
+CAMEL_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def _parts(surface: str) -> list[str]:
+    """The parts an acronym may take a letter from: hyphenated parts and camel-case humps
+    ("multi-factor" → multi, factor; "GitHub" → git, hub)."""
+    return [hump.lower() for part in surface.split("-") for hump in CAMEL_RE.findall(part) if hump.isalpha()]
+
+
+def _abbreviates(letters: str, parts: list[str]) -> bool:
+    """Each part gives its first letter and maybe more of its letters in order ("DWH" → data
+    warehouse, "MFA" → multi-factor authentication, "GHA" → GitHub Actions)."""
+    if not parts:
+        return not letters
+    if not letters or letters[0] != parts[0][0]:
+        return False
+    for taken in range(1, len(letters) - len(parts) + 2):
+        extra, rest = iter(parts[0][1:]), letters[1:taken]
+        if all(letter in extra for letter in rest) and _abbreviates(letters[taken:], parts[1:]):
+            return True
+    return False
 
 
 def _spelled_out(reading: Reading, other: Reading) -> tuple[set[str], set[str]]:
-    """Acronyms of ``reading`` that ``other`` lacks and spells out in consecutive words, the first
-    letters of each word or of each part of a hyphenated word ("multi-factor authentication" →
-    MFA): the acronyms' keys, and the keys (and stems) of the words that spell them."""
+    """Acronyms of ``reading`` that ``other`` lacks and spells out in consecutive words (two parts
+    at least, see ``_abbreviates``): the acronyms' keys, and the keys (and stems) of the words that
+    spell them."""
     other_keys = {t.key for t in other.tokens}
     acronyms, words = set(), set()
     for token in reading.tokens:
@@ -189,14 +210,17 @@ def _spelled_out(reading: Reading, other: Reading) -> tuple[set[str], set[str]]:
             2 <= len(letters) <= 6 and letters.isalpha() and letters.isupper()
         ):
             continue
+        letters = letters.lower()
         for start in range(len(other.tokens)):
-            spelled, end = "", start
-            while end < len(other.tokens) and len(spelled) < len(letters):
-                spelled += _initials(other.tokens[end].surface)
-                end += 1
-            if spelled == letters.lower() and end - start >= 2:
-                acronyms.add(token.key)
-                words |= {k for t in other.tokens[start:end] for k in (t.key, stem(t.key))}
+            found = False
+            for end in range(start + 1, min(len(other.tokens), start + len(letters)) + 1):
+                parts = [part for t in other.tokens[start:end] for part in _parts(t.surface)]
+                if len(parts) >= 2 and _abbreviates(letters, parts):
+                    acronyms.add(token.key)
+                    words |= {k for t in other.tokens[start:end] for k in (t.key, stem(t.key))}
+                    found = True
+                    break
+            if found:
                 break
     return acronyms, words
 

@@ -93,6 +93,14 @@ SAME = {
         "Write access to the prod bucket is restricted to the deploy role.",
         "Only the deploy role can write to the prod bucket.",
     ),
+    "an acronym of several letters per word": (
+        "The k8s HPA scales the API pods on CPU.",
+        "The Kubernetes horizontal pod autoscaler scales the API pods based on CPU.",
+    ),
+    "an acronym of camel-case humps": (
+        "Nightly builds run on self-hosted GH runners.",
+        "Nightly builds run on self-hosted GitHub runners.",
+    ),
 }
 
 CHANGED = {
@@ -155,6 +163,14 @@ CHANGED = {
     "restricted to another role": (
         "Write access to the prod bucket is restricted to the deploy role.",
         "Write access to the prod bucket is restricted to the admin role.",
+    ),
+    "another acronym": (
+        "The k8s HPA scales the API pods on CPU.",
+        "The k8s VPA scales the API pods on CPU.",
+    ),
+    "an acronym that spells other words": (
+        "Nightly builds run on self-hosted GH runners.",
+        "Nightly builds run on self-hosted GitLab runners.",
     ),
 }
 
