@@ -549,6 +549,7 @@ MEMORY_LANE: dict = {
         "some": "some",
         "several": "some",
         "certain": "some",
+        "no": "all",  # "no deploy ships without a plan" ≡ "every deploy needs a plan"
     },
     # A clause holding one of these rejects what it names ("Flower is deprecated; use Grafana").
     "UPSERT_REJECTION_WORDS": ["deprecated", "discouraged", "forbidden", "banned", "obsolete"],
@@ -616,6 +617,7 @@ MEMORY_LANE: dict = {
         ["should not", "shouldn't"],
         ["will not", "won't"],
         ["not even", "even"],
+        ["or not", "or"],  # "encrypted or not": whichever, no negation
         ["instead of", "insteadof"],
         ["rather than", "insteadof"],
         ["in place of", "insteadof"],

@@ -347,7 +347,7 @@ def _compare_words(
             and reading.qualifying[n]
         } - relations
 
-    lone_old, lone_new = lone(old, removed), lone(new, added)
+    lone_old, lone_new = lone(old, removed) - _prohibitive(old), lone(new, added) - _prohibitive(new)
     removed -= lone_old
     added -= lone_new
     # A word and its negation by prefix ("safe" / "unsafe", "encrypted" / "unencrypted").
@@ -419,6 +419,17 @@ def _converse(old: Reading, old_key: str, new: Reading, new_key: str) -> bool:
         for head_old, tail_old in _sides(old, old_key)
         for head_new, tail_new in _sides(new, new_key)
     )
+
+
+def _prohibitive(reading: Reading) -> set[str]:
+    """A permission under a negation is a prohibition, the modal of the rule, not a permission
+    granted: "nobody may access it" ≡ "accessing it is not permitted"."""
+    negated = {reading.clause[n] for n, t in enumerate(reading.tokens) if t.kind == "negation"}
+    return {
+        stem(t.key)
+        for n, t in enumerate(reading.tokens)
+        if t.kind == "contrast" and t.key == "may" and reading.clause[n] in negated
+    }
 
 
 def _compare_quantifiers(

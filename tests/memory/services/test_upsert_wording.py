@@ -101,6 +101,18 @@ SAME = {
         "Nightly builds run on self-hosted GH runners.",
         "Nightly builds run on self-hosted GitHub runners.",
     ),
+    "a permission under a negation": (
+        "Nothing in the mobile app may call the payment provider directly.",
+        "The mobile app never talks to the payment provider directly.",
+    ),
+    "or not": (
+        "Never store the CVV, not even encrypted.",
+        "The CVV is never stored, encrypted or not.",
+    ),
+    "no ... without": (
+        "No deploys happen without a rollback plan.",
+        "Every deploy needs a rollback plan.",
+    ),
 }
 
 CHANGED = {
@@ -171,6 +183,14 @@ CHANGED = {
     "an acronym that spells other words": (
         "Nightly builds run on self-hosted GH runners.",
         "Nightly builds run on self-hosted GitLab runners.",
+    ),
+    "a permission against a negated one": (
+        "Contractors may query the analytics replica.",
+        "No contractor may query the analytics replica.",
+    ),
+    "every against some": (
+        "No deploys happen without a rollback plan.",
+        "Some deploys need a rollback plan.",
     ),
 }
 
