@@ -4,8 +4,9 @@ Every store returns an operation and the decision behind it: ADD (a new memory),
 memory that supersedes a close one of the same scope whose fact changed — queued for a curator's
 review as a FactChange), PROPOSED (the same, of settled knowledge by a non-curator: stored pending
 review beside the old memory, which stays served; memory/services/governance.py) or NOOP (the
-existing memory, reinforced; the incoming text is kept on the reinforcement event). The decision itself is the pure function in ``memory/services/upsert.py``;
-this module gathers what it needs and writes what it says. Two live memories never share content:
+existing memory, reinforced; the incoming text is kept on the reinforcement event). The decision
+itself is the pure function in ``memory/services/upsert/``; this module gathers what it needs and
+writes what it says. Two live memories never share content:
 a unique index on the content hash decides races between concurrent stores.
 
 A store is one team's (DESIGN.md §11): its entities, same-text twins and neighbours are the team's
