@@ -9,7 +9,7 @@ Each line of the data set is a pair ``{"id", "label": "different"|"paraphrase", 
 thing and should be recognised (NOOP, or UPDATE).
 
 Three runs, each a table per kind and then one line of JSON:
-- **pure**: the decision function alone (memory/services/upsert.py) with the real model's cosine;
+- **pure**: the decision function alone (memory/services/upsert/) with the real model's cosine;
 - **api, same project**: ``POST /api/v1/observations`` of a, then of b, both in one project, in a
   throwaway database; for pairs with entities, an entity-filtered search for b's entity must serve
   b and never a;

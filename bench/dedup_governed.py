@@ -8,7 +8,7 @@ written first and is frozen (its checksum is in bench/data/dedup_governed.md and
 tuned on dev only, and every run prints both.
 
 Two runs per split:
-- **pure**: the decision (memory/services/upsert.py) and the governance step
+- **pure**: the decision (memory/services/upsert/) and the governance step
   (memory/services/governance.py) with the real model's cosine;
 - **api**: ``a`` stored and put in its state, ``b`` posted with a member's or a curator's token, in a
   throwaway database; every proposal is then carried — by a second member's write of the same text

@@ -387,7 +387,7 @@ MEMORY_LANE: dict = {
     "NOOP_JACCARD": 0.8,
     "NOOP_COSINE": 0.95,
     "UPDATE_COSINE": 0.85,
-    # The upsert decision (memory/services/upsert.py). Memories whose entities of one of these types are
+    # The upsert decision (memory/services/upsert/). Memories whose entities of one of these types are
     # disjoint (another project, person…) are never duplicates of each other.
     "UPSERT_SCOPE_ENTITY_TYPES": ["project", "person", "business", "feature", "other"],
     "UPSERT_NEIGHBOURS": 8,  # nearest memories of a compatible scope each new memory is compared with

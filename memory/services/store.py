@@ -496,7 +496,7 @@ def _decide(
     superseded: set,
     curator: bool,
 ) -> None:
-    """Set the decision of each plan of ``part`` (DESIGN.md §4.3, memory/services/upsert.py): the
+    """Set the decision of each plan of ``part`` (DESIGN.md §4.3, memory/services/upsert/): the
     same live text is a NOOP; otherwise compare with the items before it in this list (only a NOOP
     counts there; ``in_batch``: :func:`_batch_sides`, empty without deduplication) and with the
     nearest live memories of a compatible scope (``neighbours``, :func:`_neighbours`); only memories
@@ -624,7 +624,7 @@ def _store_many(
     curator: bool = False,
 ) -> list[StoreResult]:
     """The upsert of DESIGN.md §4.3 for a list of items, in a handful of queries whatever its length:
-    resolve entities → decide (memory/services/upsert.py, then memory/services/governance.py: settled
+    resolve entities → decide (memory/services/upsert/, then memory/services/governance.py: settled
     memories change by a ``curator``'s write only) → write. The caller holds the transaction.
     ``vectors``: an array, or a ChunkedEncoding the model may still be working on (what needs no
     vector is done first)."""

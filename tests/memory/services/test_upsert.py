@@ -1,4 +1,4 @@
-"""The pure upsert decision (memory/services/upsert.py), with the real model's similarities."""
+"""The pure upsert decision (memory/services/upsert/), with the real model's similarities."""
 
 from __future__ import annotations
 
