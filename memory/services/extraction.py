@@ -53,6 +53,7 @@ from memory.models import (
 from memory.services import entities as entity_service
 from memory.services import lessons, llm
 from memory.services.errors import InvalidInput
+from memory.services.governance import PROPOSED
 from memory.services.store import ADD, NOOP, UPDATE, memory_store_batch, prepare
 
 logger = logging.getLogger(__name__)
@@ -704,7 +705,7 @@ def _extract(session: Session, started: float) -> ExtractionReport:
             if items
             else []
         )
-        report.added = [str(r.memory.pk) for r in results if r.operation in (ADD, UPDATE)]
+        report.added = [str(r.memory.pk) for r in results if r.operation in (ADD, UPDATE, PROPOSED)]
         report.skipped_similar = sum(1 for r in results if r.operation == NOOP)
         report.seconds = round(time.monotonic() - started, 3)
         through = messages[-1][0] if messages else locked.extracted_through_seq

@@ -334,3 +334,27 @@ def test_a_resumed_session_ended_again_learns_from_its_new_messages_only(ended_s
     # An end with nothing new changes nothing.
     _, again = session_end(session=session, success=True)
     assert not again and Session.objects.get(pk=session.pk).implicit_label == "harmful"
+
+
+def test_a_session_that_changes_a_settled_fact_only_proposes_the_change(ended_session, curator):
+    from memory.models import FactChange
+    from memory.services.curation import memory_approve
+
+    _, orders = extract(
+        ended_session,
+        "settled-1",
+        "orders-service",
+        ("user", "The staging database listens on 5433, not the default port."),
+    )
+    settled = memory_approve(memory=orders[0], actor=curator)
+    report, proposed = extract(
+        ended_session,
+        "settled-2",
+        "orders-service",
+        ("user", "The staging database listens on 6432, not the default port."),
+    )
+    assert [m.status for m in proposed] == ["pending_review"] and report.added == [str(proposed[0].pk)]
+    change = FactChange.objects.get()
+    assert (change.kind, change.old, change.new) == ("proposal", settled, proposed[0])
+    settled.refresh_from_db()
+    assert settled.superseded_by is None and settled.status == "active"
