@@ -31,7 +31,7 @@ from memory.models import (
 )
 from memory.services.audit import record_event
 from memory.services.errors import InvalidTransition, NotFound
-from memory.services.proposals import proposal_accept
+from memory.services.proposals import change_close, proposal_accept
 from memory.services.store import NOOP, memory_store
 
 RESOLUTIONS = {
@@ -88,10 +88,7 @@ def fact_change_resolve(*, change: FactChange, action: str, actor) -> FactChange
         new.reviewed_by, new.reviewed_at = actor, timezone.now()
         new.save(update_fields=["status", "status_reason", "reviewed_by", "reviewed_at", "updated_at"])
     record_event(new, Action.REVIEWED, actor=actor, fact_change=change.pk, resolution=action, old=str(old.pk))
-    change.status = RESOLUTIONS[action]
-    change.resolved_by, change.resolved_at = actor, timezone.now()
-    change.save(update_fields=["status", "resolved_by", "resolved_at"])
-    return change
+    return change_close(change, RESOLUTIONS[action], actor=actor)
 
 
 def _resolve_proposal(change: FactChange, *, action: str, actor) -> FactChange:
@@ -109,10 +106,7 @@ def _resolve_proposal(change: FactChange, *, action: str, actor) -> FactChange:
     record_event(
         new, Action.REVIEWED, actor=actor, fact_change=change.pk, resolution=action, old=str(change.old_id)
     )
-    change.status = RESOLUTIONS[action]
-    change.resolved_by, change.resolved_at = actor, timezone.now()
-    change.save(update_fields=["status", "resolved_by", "resolved_at"])
-    return change
+    return change_close(change, RESOLUTIONS[action], actor=actor)
 
 
 def fact_change_get(pk, *, team: Team) -> FactChange:

@@ -14,11 +14,12 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from memory.conf import setting
+from memory.models import Maturity, Priority
 from memory.services.upsert import UPDATE, Decision
 
 PROPOSED = "PROPOSED"
 
-SETTLED_MATURITIES = ("established", "proven")
+SETTLED_MATURITIES = (Maturity.ESTABLISHED, Maturity.PROVEN)
 
 
 def settled_reason(*, maturity: str, priority: str, curated: bool) -> str | None:
@@ -27,7 +28,7 @@ def settled_reason(*, maturity: str, priority: str, curated: bool) -> str | None
         return "approved or edited by a curator"
     if maturity in SETTLED_MATURITIES:
         return maturity
-    if priority == "critical":
+    if priority == Priority.CRITICAL:
         return "critical"
     return None
 

@@ -110,8 +110,13 @@ def proposal_accept(change: FactChange, *, actor, how: str) -> FactChange:
         fields += ["reviewed_by", "reviewed_at"]
     new.save(update_fields=fields)
     record_event(new, Action.REVIEWED, actor=actor, fact_change=change.pk, resolution="confirm", how=how)
-    change.status = FactChangeStatus.CONFIRMED
+    return change_close(change, FactChangeStatus.CONFIRMED, actor=actor)
+
+
+def change_close(change: FactChange, status: str, *, actor) -> FactChange:
+    """Record how a changed fact or proposal was resolved, and by whom (None: by its proposers)."""
+    change.status = status
     change.resolved_by = actor if getattr(actor, "pk", None) else None
-    change.resolved_at = now
+    change.resolved_at = timezone.now()
     change.save(update_fields=["status", "resolved_by", "resolved_at"])
     return change
