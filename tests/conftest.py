@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from django.contrib.auth import get_user_model
+from hypothesis import settings as hypothesis_settings
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 
 from memorylane import embedded
@@ -16,6 +19,14 @@ class FewRoundsPBKDF2PasswordHasher(PBKDF2PasswordHasher):
     checks them all the same."""
 
     iterations = 1000
+
+
+# The suite's generated cases are the same on every run (``derandomize``), so a red CI names a change,
+# not a draw: a property was once broken by a case one CI run drew and the next might not have.
+# ``HYPOTHESIS_PROFILE=explore`` draws new cases, for a search before a commit.
+hypothesis_settings.register_profile("default", derandomize=True, print_blob=True)
+hypothesis_settings.register_profile("explore", derandomize=False, print_blob=True)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 def pytest_configure(config) -> None:

@@ -387,6 +387,22 @@ def content_tokens(text: str) -> list[Token]:
     return tokens
 
 
+def silenced_at_start(text: str) -> frozenset[str]:
+    """Keys of the capitalized words at a sentence start that ``content_tokens`` reads as nothing
+    (a light verb or a modal: "Use …", "Act …"). Mid-sentence the same word may be a name ("…, and
+    Act stores the data"), so the other text's name of that key is not a removed name."""
+    text = _rewrite_phrases(unicodedata.normalize("NFKC", text))
+    silent = word_setting("UPSERT_MODAL_WORDS") | word_setting("UPSERT_LIGHT_VERBS")
+    return frozenset(
+        stem(match.group().lower())
+        for match in RAW_TOKEN_RE.finditer(text)
+        if match.lastgroup == "word"
+        and match.group()[:1].isupper()
+        and match.group().lower() in silent
+        and _is_sentence_start(text, match.start())
+    )
+
+
 def _normalize_date(surface: str) -> str:
     parts = re.split(r"[-/]", surface)
     if len(parts[0]) == 4:

@@ -17,6 +17,10 @@ def verdict(embedder, old: str, new: str):
 
 
 SAME = {
+    "a name that is also a light verb, moved to the sentence start": (
+        "Acme handles the billing traffic, and Act stores the billing data.",
+        "Act stores the billing data, and Acme handles the billing traffic.",
+    ),
     "more than / over": (
         "Uploads larger than 25 MB are rejected by the media service.",
         "The media service rejects uploads of more than 25 MB.",
