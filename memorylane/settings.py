@@ -552,7 +552,16 @@ MEMORY_LANE: dict = {
         "no": "all",  # "no deploy ships without a plan" ≡ "every deploy needs a plan"
     },
     # A clause holding one of these rejects what it names ("Flower is deprecated; use Grafana").
-    "UPSERT_REJECTION_WORDS": ["deprecated", "discouraged", "forbidden", "banned", "obsolete"],
+    "UPSERT_REJECTION_WORDS": [
+        "deprecated",
+        "discouraged",
+        "forbidden",
+        "banned",
+        "obsolete",
+        "dropped",
+        "retired",
+        "abandoned",
+    ],
     # Verbs of leaving undone count as a negation (any form): "skip the tests" ≡ "don't run the tests", and
     # "don't forget to tag it" ≡ "tag it" (two negations).
     "UPSERT_OMISSION_VERBS": ["forget", "forgot", "forgotten", "neglect", "skip", "omit"],

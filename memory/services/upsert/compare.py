@@ -267,10 +267,21 @@ def _part_of(part: str, other: Reading, other_keys: set[str], words: dict[str, s
 def _compare_scope(old: Reading, new: Reading, result: Comparison) -> None:
     old_scope = {t.key for t in old.tokens if t.kind == "scope"}
     new_scope = {t.key for t in new.tokens if t.kind == "scope"}
+    if old_scope ^ new_scope == {"only"} and _rejected(old) & _rejected(new):
+        return  # "pnpm only, not npm" ≡ "use pnpm, not npm": the rejected alternative says "only"
     if old_scope != new_scope:
         result.changes.append(
             Change("scope", _surfaces(old, old_scope - new_scope), _surfaces(new, new_scope - old_scope))
         )
+
+
+def _rejected(reading: Reading) -> set[str]:
+    """Keys of the things a rule rejects ("not npm", "instead of Jenkins")."""
+    return {
+        token.key
+        for token, role in zip(reading.tokens, reading.role, strict=True)
+        if role == "-" and token.kind not in ("negation", "scope", "contrast")
+    }
 
 
 def _compare_words(
