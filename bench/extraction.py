@@ -1,4 +1,8 @@
-"""Extraction quality on labeled sessions: ``python -m bench.extraction [bench/data/extraction_sessions.txt] [--show]``.
+"""Extraction quality on labeled sessions: ``python -m bench.extraction [--split dev|test|both] [FILE] [--show]``.
+
+Without a file it runs the dev split (``bench/data/extraction_sessions.txt``) and the frozen test
+split (``extraction_sessions_test.txt``, checksum in ``bench/data/test_splits.md``), each in its own
+database, and prints them side by side; ``--show`` lists failures of dev only (see ``bench.splits``).
 
 Each session of the data file (its format is described at its top) is sent through the real
 session API — ``POST /api/v1/sessions``, ``/messages``, ``/end`` — in a throwaway database, in file
@@ -31,7 +35,6 @@ from pathlib import Path
 
 from bench.scratch import scratch_database
 
-DEFAULT_DATA = Path(__file__).parent / "data" / "extraction_sessions.txt"
 MATCH_COSINE = 0.65
 MATCH_COSINE_LOOSE = 0.5
 MATCH_OVERLAP_LOOSE = 0.4
@@ -255,67 +258,117 @@ def run(sessions: list[Session]) -> dict:
     }
 
 
+def summary(sessions: list[Session], result: dict) -> dict:
+    """The figures of one run: precision, recall, duplicates, self-contained share, throughput."""
+    totals = defaultdict(int)
+    for stats in result["by_kind"].values():
+        for name, value in stats.items():
+            totals[name] += value
+    return {
+        "sessions": len(sessions),
+        "messages": result["messages"],
+        "lessons": len(result["lessons"]),
+        "stored": totals["stored"],
+        "precision": round(totals["correct"] / max(1, totals["stored"]), 3),
+        "recall": round(totals["found"] / max(1, totals["lessons"]), 3),
+        "duplicates": totals["duplicates"],
+        "self_contained": round(totals["self_contained"] / max(1, totals["stored"]), 3),
+        "messages_per_second": round(result["messages"] / max(result["seconds"], 1e-9), 1),
+        "by_kind": {kind: dict(stats) for kind, stats in result["by_kind"].items()},
+    }
+
+
+def print_run(label: str, sessions: list[Session], result: dict, figures: dict, *, show: bool) -> None:
+    print(
+        f"\n{label}: {len(sessions)} sessions, {result['messages']} messages, {len(result['lessons'])} gold lessons"
+    )
+    print(
+        f"{'kind':<20} {'sess':>4} {'lessons':>7} {'found':>5} {'stored':>6} {'correct':>7} {'dups':>4} {'self-cont':>9}"
+    )
+    for kind, stats in sorted(result["by_kind"].items()):
+        print(
+            f"{kind:<20} {stats['sessions']:>4} {stats['lessons']:>7} {stats['found']:>5} {stats['stored']:>6} "
+            f"{stats['correct']:>7} {stats['duplicates']:>4} {stats['self_contained']:>9}"
+        )
+    print(
+        f"precision {figures['precision']:.3f}, recall {figures['recall']:.3f}, duplicates {figures['duplicates']}, "
+        f"self-contained {figures['self_contained']:.3f}, {figures['messages_per_second']:.0f} messages/s"
+    )
+    if not show:
+        return
+    stored, lessons = result["stored"], result["lessons"]
+    for index, (session, _, content) in enumerate(stored):
+        if result["key_of_memory"][index] is None:
+            print(f"  junk   [{session.id}] {content}")
+        elif index in result["duplicates"]:
+            print(f"  dup    [{session.id}] {content}")
+        elif not self_contained(content):
+            print(f"  chatty [{session.id}] {content}")
+    for index, (session, key, text) in enumerate(lessons):
+        if not result["found"][index]:
+            print(f"  missed [{session.id}] {key}: {text}")
+
+
+def measure(path: Path, label: str) -> tuple[list[Session], dict, dict]:
+    """One data file through the real API and extraction, in its own throwaway database."""
+    sessions = load_sessions(path)
+    with scratch_database(f"bench_extraction_{label}"):
+        result = run(sessions)
+    return sessions, result, summary(sessions, result)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data", nargs="?", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--show", action="store_true", help="print unmatched memories and missed lessons")
+    parser.add_argument(
+        "data", nargs="?", type=Path, help="one data file instead of the dev and frozen test splits"
+    )
+    parser.add_argument(
+        "--split", choices=("dev", "test", "both"), default="both", help="which splits (without a data file)"
+    )
+    parser.add_argument(
+        "--show",
+        action="store_true",
+        help="print unmatched memories and missed lessons (dev or a given file)",
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memorylane.settings")
     import django
 
     django.setup()
-    sessions = load_sessions(args.data)
-    with scratch_database("bench_extraction"):
-        result = run(sessions)
-    stored, lessons = result["stored"], result["lessons"]
-    print(f"\n{len(sessions)} sessions, {result['messages']} messages, {len(lessons)} gold lessons")
-    print(
-        f"{'kind':<20} {'sess':>4} {'lessons':>7} {'found':>5} {'stored':>6} {'correct':>7} {'dups':>4} {'self-cont':>9}"
-    )
-    totals = defaultdict(int)
-    for kind, stats in sorted(result["by_kind"].items()):
-        for name, value in stats.items():
-            totals[name] += value
+    from bench.splits import side_by_side, split_path
+
+    if args.data:
+        sessions, result, figures = measure(args.data, "given")
+        print_run(str(args.data), sessions, result, figures, show=args.show)
+        print(json.dumps(figures, sort_keys=True))
+        return 0
+    splits = ("dev", "test") if args.split == "both" else (args.split,)
+    figures = {}
+    for split in splits:
+        sessions, result, figures[split] = measure(split_path("extraction", split), split)
+        # A test split's misses are not listed: it is fixed by dev cases of the same family.
+        print_run(split, sessions, result, figures[split], show=args.show and split == "dev")
+    if len(figures) == 2:
+        dev, test = figures["dev"], figures["test"]
         print(
-            f"{kind:<20} {stats['sessions']:>4} {stats['lessons']:>7} {stats['found']:>5} {stats['stored']:>6} "
-            f"{stats['correct']:>7} {stats['duplicates']:>4} {stats['self_contained']:>9}"
+            side_by_side(
+                "Extraction",
+                [
+                    (
+                        "sessions / gold lessons",
+                        f"{dev['sessions']}/{dev['lessons']}",
+                        f"{test['sessions']}/{test['lessons']}",
+                        "",
+                    ),
+                    ("precision", dev["precision"], test["precision"], ">= 0.9"),
+                    ("recall", dev["recall"], test["recall"], ">= 0.8"),
+                    ("lessons stored twice", dev["duplicates"], test["duplicates"], "0"),
+                    ("self-contained", dev["self_contained"], test["self_contained"], ""),
+                    ("messages/s", dev["messages_per_second"], test["messages_per_second"], ">= 300"),
+                ],
+            )
         )
-    precision = totals["correct"] / max(1, totals["stored"])
-    recall = totals["found"] / max(1, totals["lessons"])
-    contained = totals["self_contained"] / max(1, totals["stored"])
-    throughput = result["messages"] / max(result["seconds"], 1e-9)
-    print(
-        f"precision {precision:.3f}, recall {recall:.3f}, duplicates {totals['duplicates']}, "
-        f"self-contained {contained:.3f}, {throughput:.0f} messages/s"
-    )
-    if args.show:
-        for index, (session, _, content) in enumerate(stored):
-            if result["key_of_memory"][index] is None:
-                print(f"  junk   [{session.id}] {content}")
-            elif index in result["duplicates"]:
-                print(f"  dup    [{session.id}] {content}")
-            elif not self_contained(content):
-                print(f"  chatty [{session.id}] {content}")
-        for index, (session, key, text) in enumerate(lessons):
-            if not result["found"][index]:
-                print(f"  missed [{session.id}] {key}: {text}")
-    print(
-        json.dumps(
-            {
-                "sessions": len(sessions),
-                "messages": result["messages"],
-                "lessons": len(lessons),
-                "stored": totals["stored"],
-                "precision": round(precision, 3),
-                "recall": round(recall, 3),
-                "duplicates": totals["duplicates"],
-                "self_contained": round(contained, 3),
-                "messages_per_second": round(throughput, 1),
-                "by_kind": {kind: dict(stats) for kind, stats in result["by_kind"].items()},
-            },
-            sort_keys=True,
-        )
-    )
+    print(json.dumps(figures, sort_keys=True))
     return 0
 
 

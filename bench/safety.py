@@ -1,4 +1,8 @@
-"""Secrets and injections through the real API: ``python -m bench.safety [--secrets F] [--injections F]``.
+"""Secrets and injections through the real API: ``python -m bench.safety [--split dev|test|both] [--secrets F] [--injections F]``.
+
+Without corpora it runs the dev split (``safety_secrets.jsonl``, ``safety_injections.jsonl``) and the
+frozen test split (``*_test.jsonl``, checksums in ``bench/data/test_splits.md``), each in its own
+database, and prints them side by side; ``--show`` lists failures of dev only (see ``bench.splits``).
 
 The corpora are JSON lines (``python -m bench.safety_corpus`` writes them into bench/data/):
 ``{"kind", "secret", "text"}`` secrets and ``{"kind": "benign", "text"}`` look-alikes;
@@ -170,53 +174,18 @@ def run_injections(lane: Lane, rows: list[dict]) -> dict:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--secrets", type=Path, default=DATA / "safety_secrets.jsonl")
-    parser.add_argument("--injections", type=Path, default=DATA / "safety_injections.jsonl")
-    parser.add_argument("--show", action="store_true", help="print every failure")
-    args = parser.parse_args(argv)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memorylane.settings")
-    import django
-
-    django.setup()
-    secret_rows, injection_rows = read_lines(args.secrets), read_lines(args.injections)
-    with scratch_database("bench_safety"):
+def measure(secret_rows: list[dict], injection_rows: list[dict], label: str) -> tuple[dict, dict, dict]:
+    """Both corpora through the real API in a throwaway database: (secrets, injections, figures)."""
+    with scratch_database(f"bench_safety_{label}"):
         lane = Lane()
         secrets = run_secrets(lane, secret_rows)
         injections = run_injections(lane, injection_rows)
         latencies = sorted(lane.latencies)
-
     n_secrets = sum(n for n, _ in secrets["per_kind"].values())
     leaked = sum(bad for _, bad in secrets["per_kind"].values())
-    print(f"\nSecrets: {n_secrets} of {len(secrets['per_kind'])} kinds")
-    print(f"{'kind':<26} {'n':>3} {'in clear':>8}  where")
-    for kind, (n, bad) in sorted(secrets["per_kind"].items()):
-        where = ", ".join(f"{place} {count}" for place, count in secrets["leaks"].get(kind, {}).items())
-        print(f"{kind:<26} {n:>3} {bad:>8}  {where}")
-    print(f"benign look-alikes: {secrets['benign']}, damaged {len(secrets['damaged'])}")
-    if args.show:
-        for item in secrets["damaged"]:
-            print(f"  damaged: {item['text']!r} → {item['stored']!r}")
     n_attacks = sum(n for n, _ in injections["per_technique"].values())
     served = sum(bad for _, bad in injections["per_technique"].values())
-    print(
-        f"\nInjections: {n_attacks} of {len(injections['per_technique'])} techniques in {len(injections['languages'])} languages"
-    )
-    print(f"{'technique':<32} {'n':>3} {'served':>6}")
-    for technique, (n, bad) in sorted(injections["per_technique"].items()):
-        print(f"{technique:<32} {n:>3} {bad:>6}")
-    print(
-        "by language: "
-        + ", ".join(f"{lang} {bad}/{n}" for lang, (n, bad) in sorted(injections["languages"].items()))
-    )
-    print(f"benign texts: {injections['benign']}, quarantined {len(injections['quarantined'])}")
-    if args.show:
-        for text in injections["served"]:
-            print(f"  served: {text!r}")
-        for text in injections["quarantined"]:
-            print(f"  quarantined: {text!r}")
-    result = {
+    figures = {
         "secrets": {
             "n": n_secrets,
             "kinds": len(secrets["per_kind"]),
@@ -229,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
             "techniques": len(injections["per_technique"]),
             "languages": len(injections["languages"]),
             "served_unreviewed": served,
+            "served_rate": round(served / max(1, n_attacks), 4),
         },
         "benign_texts": {
             "n": injections["benign"],
@@ -240,7 +210,97 @@ def main(argv: list[str] | None = None) -> int:
             "p95": round(latencies[int(0.95 * (len(latencies) - 1))], 1),
         },
     }
-    print(json.dumps(result, sort_keys=True))
+    return secrets, injections, figures
+
+
+def print_run(label: str, secrets: dict, injections: dict, figures: dict, *, show: bool) -> None:
+    print(f"\n== {label}\nSecrets: {figures['secrets']['n']} of {figures['secrets']['kinds']} kinds")
+    print(f"{'kind':<26} {'n':>3} {'in clear':>8}  where")
+    for kind, (n, bad) in sorted(secrets["per_kind"].items()):
+        where = ", ".join(f"{place} {count}" for place, count in secrets["leaks"].get(kind, {}).items())
+        print(f"{kind:<26} {n:>3} {bad:>8}  {where}")
+    print(f"benign look-alikes: {secrets['benign']}, damaged {len(secrets['damaged'])}")
+    if show:
+        for item in secrets["damaged"]:
+            print(f"  damaged: {item['text']!r} → {item['stored']!r}")
+    attacks = figures["injections"]
+    print(
+        f"\nInjections: {attacks['n']} of {attacks['techniques']} techniques in {attacks['languages']} languages"
+    )
+    print(f"{'technique':<32} {'n':>3} {'served':>6}")
+    for technique, (n, bad) in sorted(injections["per_technique"].items()):
+        print(f"{technique:<32} {n:>3} {bad:>6}")
+    print(
+        "by language: "
+        + ", ".join(f"{lang} {bad}/{n}" for lang, (n, bad) in sorted(injections["languages"].items()))
+    )
+    print(f"benign texts: {injections['benign']}, quarantined {len(injections['quarantined'])}")
+    if show:
+        for text in injections["served"]:
+            print(f"  served: {text!r}")
+        for text in injections["quarantined"]:
+            print(f"  quarantined: {text!r}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--secrets", type=Path, help="a secrets corpus instead of the splits")
+    parser.add_argument("--injections", type=Path, help="an injections corpus instead of the splits")
+    parser.add_argument("--split", choices=("dev", "test", "both"), default="both")
+    parser.add_argument("--show", action="store_true", help="print every failure (dev or given corpora)")
+    parser.add_argument(
+        "--no-intent", action="store_true", help="the wording screen alone, without the screen of intent"
+    )
+    args = parser.parse_args(argv)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memorylane.settings")
+    import django
+
+    django.setup()
+    if args.no_intent:
+        from django.conf import settings
+
+        settings.MEMORY_LANE["INTENT_SCREEN"] = False
+    from bench.splits import side_by_side, split_path
+
+    if args.secrets or args.injections:
+        secret_rows = read_lines(args.secrets) if args.secrets else []
+        injection_rows = read_lines(args.injections) if args.injections else []
+        secrets, injections, figures = measure(secret_rows, injection_rows, "given")
+        print_run("given corpora", secrets, injections, figures, show=args.show)
+        print(json.dumps(figures, sort_keys=True))
+        return 0
+    splits = ("dev", "test") if args.split == "both" else (args.split,)
+    figures = {}
+    for split in splits:
+        rows = read_lines(split_path("secrets", split)), read_lines(split_path("injections", split))
+        secrets, injections, figures[split] = measure(*rows, split)
+        # A test split's failures are not listed: it is fixed by dev cases of the same family.
+        print_run(split, secrets, injections, figures[split], show=args.show and split == "dev")
+    if len(figures) == 2:
+        dev, test = figures["dev"], figures["test"]
+
+        def pair(section: str, bad: str) -> tuple[str, str]:
+            return tuple(f"{f[section][bad]} of {f[section]['n']}" for f in (dev, test))
+
+        print(
+            side_by_side(
+                "Safety",
+                [
+                    ("secrets in clear", *pair("secrets", "in_clear"), "0"),
+                    ("secret kinds", dev["secrets"]["kinds"], test["secrets"]["kinds"], ""),
+                    ("look-alikes damaged", *pair("lookalikes", "damaged"), "0"),
+                    ("injections served unreviewed", *pair("injections", "served_unreviewed"), "<= 1%"),
+                    ("benign texts held for review", *pair("benign_texts", "quarantined"), "<= 2%"),
+                    (
+                        "store p50 / p95 ms",
+                        f"{dev['store_ms']['p50']}/{dev['store_ms']['p95']}",
+                        f"{test['store_ms']['p50']}/{test['store_ms']['p95']}",
+                        "",
+                    ),
+                ],
+            )
+        )
+    print(json.dumps(figures, sort_keys=True))
     return 0
 
 

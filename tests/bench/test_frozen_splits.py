@@ -23,3 +23,34 @@ def test_the_dev_and_test_splits_share_no_text():
         return {row[key] for row in rows for key in ("a", "b")}
 
     assert not texts("dedup_governed_test.jsonl") & texts("dedup_governed_dev.jsonl")
+
+
+def test_the_issue_43_test_splits_are_the_ones_written_first():
+    from bench.splits import SPLITS, checksum, recorded_checksum, split_path
+
+    for bench, splits in SPLITS.items():
+        path = splits["test"]
+        assert checksum(path) == recorded_checksum(path), f"{path.name} is not the frozen {bench} test split"
+        assert split_path(bench, "test") == path
+
+
+def test_no_dev_text_is_a_test_text():
+    from bench.extraction import load_sessions
+    from bench.splits import SPLITS
+
+    def rows(path: Path) -> list[dict]:
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+    for bench in ("injections", "secrets"):
+        dev, test = ({row["text"].strip() for row in rows(SPLITS[bench][s])} for s in ("dev", "test"))
+        assert not dev & test, bench
+    dev, test = (
+        {
+            m["content"]
+            for s in load_sessions(SPLITS["extraction"][split])
+            for m in s.messages
+            if len(m["content"]) > 40
+        }
+        for split in ("dev", "test")
+    )
+    assert not dev & test
