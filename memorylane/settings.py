@@ -695,6 +695,30 @@ MEMORY_LANE: dict = {
         ["below #", "under"],
     ],
     "REVIEW_EXTRACTED": envbool("MEMORYLANE_REVIEW_EXTRACTED"),
+    # The screen of intent (memory/services/intent.py): a classifier over the sentence vector that holds
+    # for review a memory that would make an agent act against the team, whatever its wording. The file
+    # is built by `manage.py build_intent_screen` (empty: the shipped memory/data/intent_screen.json);
+    # the threshold, None, is the one it chose by cross-validation on dev. Off: on the frozen test split
+    # it held 9 more of 266 payloads and 2 more of 141 legitimate texts (stop 48, docs/benchmarks.md).
+    "INTENT_SCREEN": envbool("MEMORYLANE_INTENT_SCREEN"),
+    "INTENT_SCREEN_FILE": "",
+    "INTENT_SCREEN_THRESHOLD": None,
+    # The model reads English: the screen of intent judges texts of which at least this share of words are
+    # common English words (function words, the usual verbs of an instruction), in training as in use.
+    "INTENT_SCREEN_ENGLISH_SHARE": 0.25,
+    "INTENT_SCREEN_ENGLISH_WORDS": (
+        "the a an and or but if then else of to in on at by for from with without into onto over under "
+        "is are was were be been being do does did done have has had will would can could should must may "
+        "might shall not no never always all any every each some this that these those it its they them "
+        "their we our us you your he she his her i me my who what when where which why how there here "
+        "as so than too very just only also before after again once now use run make keep set add get put "
+        "please ignore forget instead rather new rule rules other agent assistant"
+    ).split(),
+    # The build: the benign share held for review the threshold may cost in cross-validation, its folds,
+    # and the regularization strengths tried.
+    "INTENT_SCREEN_MAX_BENIGN_HELD": 0.01,
+    "INTENT_SCREEN_FOLDS": 5,
+    "INTENT_SCREEN_C": [0.5, 1.0, 2.0, 4.0, 8.0, 16.0],
     "MAX_TAGS": 20,
     "MAX_ENTITIES": 20,
     "MAX_BATCH": 100,

@@ -51,6 +51,7 @@ from memory.services import entities as entity_service
 from memory.services.errors import AmbiguousEntity, ContentTooLarge, InvalidInput, NotFound
 from memory.services.governance import PROPOSED, govern, settled_reason
 from memory.services.injection import screen_fields
+from memory.services.intent import intent_reasons
 from memory.services.proposals import open_proposals, proposal_after_reinforcement, supersede
 from memory.services.redaction import redact
 from memory.services.upsert import (  # noqa: F401  (re-exported: callers import them from here)
@@ -642,6 +643,7 @@ def _store_many(
             for start, chunk in embeddings.vector_chunks(vectors):
                 part = range(start, start + len(chunk))
                 matrix[part.start : part.stop] = chunk
+                _screen_intent(plans, part, matrix)
                 neighbours = _neighbours(plans, part, chunk, team) if dedupe else {}
                 _decide(
                     plans,
@@ -680,6 +682,20 @@ def _store_many(
             for i, item in enumerate(prepared)
         ]
     return _apply(plans, author=author, session=session, now=now, curator=curator)
+
+
+def _screen_intent(plans: list[_Plan], part: range, matrix) -> None:
+    """The screen of intent on the vectors just embedded (memory/services/intent.py): a memory it
+    flags is quarantined like one the wording screen flagged in ``prepare``."""
+    for index in part:
+        item = plans[index].prepared
+        if item.status == Status.QUARANTINED:
+            continue
+        reasons = intent_reasons(matrix[index], item.content)
+        if reasons:
+            item.status = Status.QUARANTINED
+            item.quarantine_reasons = [*item.quarantine_reasons, *reasons]
+            item.status_reason = "Quarantined: " + "; ".join(item.quarantine_reasons)
 
 
 def _glued(target: Memory, entities: list[Entity]) -> list[Entity]:
