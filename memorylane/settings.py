@@ -701,6 +701,9 @@ MEMORY_LANE: dict = {
     # the threshold, None, is the one it chose by cross-validation on dev. Off: on the frozen test split
     # it held 9 more of 266 payloads and 2 more of 141 legitimate texts (stop 48, docs/benchmarks.md).
     "INTENT_SCREEN": envbool("MEMORYLANE_INTENT_SCREEN"),
+    # Provider secret formats of a maintained rule set (memory/data/betterleaks.toml, read by
+    # memory/services/secret_rules.py) beside our own patterns.
+    "SECRET_RULE_SET": True,
     "INTENT_SCREEN_FILE": "",
     "INTENT_SCREEN_THRESHOLD": None,
     # The model reads English: the screen of intent judges texts of which at least this share of words are

@@ -23,6 +23,8 @@ import re
 from collections import Counter
 from functools import lru_cache
 
+from memory.services.secret_rules import provider_secrets
+
 # --- our own patterns -----------------------------------------------------------------------------
 # (kind, pattern, group): the group holds the secret; 0 is the whole match. Order matters only for
 # the kind reported when two overlap: the earlier pattern wins.
@@ -350,6 +352,7 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
             if len(value) < 8 or is_placeholder(value):
                 continue
             spans += [(m.start(), m.end(), kind) for m in re.finditer(re.escape(value), text)]
+    spans += provider_secrets(text)  # the maintained rule set (memory/services/secret_rules.py)
     for match in HIGH_ENTROPY_CANDIDATE.finditer(text):
         token = match.group(0)
         public = PUBLIC_BLOB_PREFIX.search(text[max(0, match.start() - 40) : match.start()])
