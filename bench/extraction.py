@@ -309,9 +309,10 @@ def print_run(label: str, sessions: list[Session], result: dict, figures: dict, 
             print(f"  missed [{session.id}] {key}: {text}")
 
 
-def measure(path: Path, label: str) -> tuple[list[Session], dict, dict]:
-    """One data file through the real API and extraction, in its own throwaway database."""
-    sessions = load_sessions(path)
+def measure(paths: Path | tuple[Path, ...], label: str) -> tuple[list[Session], dict, dict]:
+    """One data set (a file or several) through the real API and extraction, in its own throwaway
+    database."""
+    sessions = [s for path in (paths if isinstance(paths, tuple) else (paths,)) for s in load_sessions(path)]
     with scratch_database(f"bench_extraction_{label}"):
         result = run(sessions)
     return sessions, result, summary(sessions, result)

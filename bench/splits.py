@@ -16,7 +16,11 @@ from pathlib import Path
 DATA = Path(__file__).parent / "data"
 RECORD = DATA / "test_splits.md"
 SPLITS = {
-    "extraction": {"dev": DATA / "extraction_sessions.txt", "test": DATA / "extraction_sessions_test.txt"},
+    # The extraction dev split is two files by two hands (the second written in stop 48, unlike the first).
+    "extraction": {
+        "dev": (DATA / "extraction_sessions.txt", DATA / "extraction_sessions_dev2.txt"),
+        "test": DATA / "extraction_sessions_test.txt",
+    },
     "injections": {"dev": DATA / "safety_injections.jsonl", "test": DATA / "safety_injections_test.jsonl"},
     "secrets": {"dev": DATA / "safety_secrets.jsonl", "test": DATA / "safety_secrets_test.jsonl"},
 }
@@ -34,8 +38,8 @@ def checksum(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def split_path(bench: str, split: str) -> Path:
-    """The file of ``split`` (dev or test) of ``bench``; a test split must be the frozen one."""
+def split_path(bench: str, split: str) -> Path | tuple[Path, ...]:
+    """The file (or files) of ``split`` (dev or test) of ``bench``; a test split must be the frozen one."""
     path = SPLITS[bench][split]
     if split == "test" and checksum(path) != recorded_checksum(path):
         raise SystemExit(f"{path} is not the frozen test split (its checksum differs from {RECORD.name})")
