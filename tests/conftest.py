@@ -6,8 +6,8 @@ import os
 
 import pytest
 from django.contrib.auth import get_user_model
-from hypothesis import settings as hypothesis_settings
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
+from hypothesis import settings as hypothesis_settings
 
 from memorylane import embedded
 
