@@ -704,6 +704,7 @@ MEMORY_LANE: dict = {
     # Provider secret formats of a maintained rule set (memory/data/betterleaks.toml, read by
     # memory/services/secret_rules.py) beside our own patterns.
     "SECRET_RULE_SET": True,
+    "SECRET_RULE_GAP_CHARS": 200,  # an unbounded gap (".*") of a rule matches at most this many characters
     "INTENT_SCREEN_FILE": "",
     "INTENT_SCREEN_THRESHOLD": None,
     # The model reads English: the screen of intent judges texts of which at least this share of words are

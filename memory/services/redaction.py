@@ -2,17 +2,38 @@
 
 :func:`redact` replaces each secret with ``[REDACTED:<kind>]`` and says which kinds it found.
 Detection builds on Yelp's maintained ``detect-secrets`` plugins (cloud keys, VCS tokens, chat and
-payment keys, JWTs, basic auth in URLs…) and adds our own patterns for what they lack: provider
-prefixes (``glpat-``, ``hvs.``, ``shpat_``, ``npm_``, ``SG.``, ``GOCSPX-``, ``lin_api_``, ``HRKU-``…),
-credentials in URLs of any scheme (``redis://:pw@host`` included), keyword assignments in env
-lines, JSON, YAML and code, passwords and tokens on command lines (``-p'…'``, ``--token``,
-``PGPASSWORD=``), connection strings and SAS signatures, Docker and npm auth blobs, webhook URLs,
-PEM blocks, and "the password is …" in prose — plus an entropy check for random tokens nobody
-named.
+payment keys, JWTs, basic auth in URLs…) and the maintained provider rule set of
+``secret_rules.py``, and adds our own patterns for what they lack: provider prefixes (``glpat-``,
+``hvs.``, ``shpat_``, ``npm_``, ``SG.``, ``GOCSPX-``, ``lin_api_``, ``HRKU-``, FCM server keys, Google
+refresh tokens, wallet WIF keys…), credentials in URLs of any scheme (``redis://:pw@host`` included),
+keyword assignments in env lines, JSON, YAML, XML, code and function calls (``define('AUTH_KEY', …)``,
+``jwt.sign(payload, '…')``, framework keys: ``APP_KEY=base64:``, ``secret_key_base``, ``SECRET_KEY``),
+connection strings and SAS signatures, Docker and npm auth blobs, webhook URLs, PEM, PGP and OpenVPN
+key blocks — plus an entropy check for random tokens nobody named. Families, rather than phrasings:
 
-Benign look-alikes stay: git SHAs and digests (hex has too little entropy to count), UUIDs,
-placeholders (``sk-...``, ``<your-token>``, ``${API_KEY}``, ``$SECRET``, ``xxxx``, ``changeme``),
-references to variables, and the word "password" itself.
+- a password stated in prose in many languages: a password word (``password``, ``Passwort``,
+  ``contraseña``, ``mot de passe``, ``senha``, ``пароль``, ``密码``, ``パスワード``, ``비밀번호``,
+  ``wachtwoord``, ``hasło``, ``şifre``…), a bounded gap ("for the staging DB", "от админки"), a link
+  (``:``, ``=``, a dash, an arrow or the language's verb: is, es, lautet, est, é, to, 是, は, 는…) and a
+  value that mixes classes — a plain word, a version, a path, an address or a call is not one;
+- a credential noun in prose (``integration key``, ``admin API key``, ``refresh token``, ``private
+  key``, or a provider's name before ``key``/``token``/``secret``) followed by a token of 16+ characters
+  with letters and digits ("the PagerDuty integration key is …", "SerpApi key: …");
+- passwords on command lines, by tool and flag (``mysql -p``, ``redis-cli -a``, ``mongosh -p``,
+  ``sqlcmd -P``, ``ldapsearch -w``, ``keytool -storepass``, ``docker login -p``, ``openssl … pass:``,
+  ``smbclient -U user%pass``, ``htpasswd -b``, ``MYSQL_PWD=``, ``echo … | … --password-stdin``…);
+- wallet recovery phrases: 12 to 24 short words after "mnemonic" or "seed phrase", cut to a count
+  BIP-39 allows.
+
+A label in front of a value vetoes it when it names something that is no secret (a fingerprint, an id,
+a hash, a cache or idempotency key, a public or search-only key).
+
+Benign look-alikes stay: git SHAs and digests (hex has too little entropy to count), integrity hashes
+(``sha512-…``, go.sum ``h1:…``), SSH fingerprints, UUIDs, placeholders (``sk-...``, ``<your-token>``,
+``${API_KEY}``, ``$SECRET``, ``xxxx``, ``changeme``, AWS's ``…EXAMPLE`` keys, test-mode keys quoted from
+documentation), references to variables and calls (``os.environ[…]``, ``getToken()``), keys public by
+design (Stripe ``pk_live_``/``pk_test_``, Mapbox ``pk.``, a Firebase web config's ``apiKey``, keys
+labelled publishable, search-only, site key or PublicKey), and the word "password" itself.
 """
 
 from __future__ import annotations
@@ -32,10 +53,145 @@ from memory.services.secret_rules import provider_secrets
 _KEYWORDS = (
     r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|secret[_-]?key|"
     r"private[_-]?key|auth[_-]?(?:key|token)|client[_-]?secret|signing[_-]?key|encryption[_-]?key|"
-    r"master[_-]?key|credentials?|session[_-]?key|bearer|webhook[_-]?secret|dsn|connection[_-]?string)"
+    r"master[_-]?key|credentials?|session[_-]?key|bearer|webhook[_-]?secret|dsn|connection[_-]?string|"
+    r"secret[_-]?key[_-]?base|app[_-]?(?:key|secret)|client[_-]?key[_-]?data|(?:auth|secure[_-]?auth|logged[_-]?in|"
+    r"nonce)[_-]?(?:key|salt)|mnemonic|seed[_-]?phrase|store[_-]?pass|key[_-]?pass)"
 )
 
-OWN_PATTERNS: list[tuple[str, str, int]] = [
+# The words for a password in the languages memories are written in: "das Passwort für … lautet …",
+# "la contraseña del FTP es …", "пароль от … — …", "密码是…", "パスワードは…です", "비밀번호는 …".
+_PASSWORD_WORDS_LATIN = (
+    r"(?:pass(?:word|wort|phrase|code|wd)?s?|pwd|pw|creds?|credentials|zugangsdaten|anmeldedaten|credenciales|"
+    r"identifiants|credenciais|contrase[ñn]a|clave(?: de acceso)?|"
+    r"kennwort|mot de passe|mdp|senha|palavra-passe|parola(?: d'ordine|sı)?|wachtwoord|has(?:ło|ła|le)|"
+    r"[şs]ifre(?:si|niz)?|l[öo]senord(?:et)?|adgangskode(?:n)?|passord(?:et)?|heslo|парол[ьяюе])"
+)
+_PASSWORD_WORDS_CJK = r"(?:密码|密碼|口令|パスワード|暗証番号|認証情報|비밀번호|암호|패스워드)"
+# What joins the word to its value: a colon or equals sign, a dash, or the verb of each language.
+_PASSWORD_LINK = (
+    r"(?:\s*(?:[:=：]|→|->|=>)\s*|\s+[—–-]{1,2}\s+|\s*(?:是|为|為|は|는|은)\s*|\s+(?:is|was|are|set to|changed to|now is|es|era|ist|"
+    r"lautet|est|é|è|era|jest|to|är|er|wordt|je|sind|sont|são)\s+(?:now|ahora|jetzt|maintenant|agora|ora|nu)?\s*)"
+)
+# A secret value in prose: printable ASCII without quotes, ending before a space, a quote, CJK text
+# or sentence punctuation. Whether it is a secret rather than a word is up to _strong().
+_PROSE_VALUE = (
+    r"(?P<q>[\"'`“‘«„「『]?)(?![A-Za-z]+(?:[.,;:!?)]*(?:[\s\"'`”’»]|$)|[^\x00-\x7f]))"
+    r"(?P<v>[!#-&(-_a-~]{6,80}?)(?=[.,;:!?)]*(?:$|[\s\"'`”’»]|[^\x00-\x7f]))"
+)
+# Words that make a labelled key a credential rather than a cache, object or primary key.
+_CREDENTIAL_NOUN = (
+    r"(?:(?:api|app|application|admin|access|secret|server|integration|routing|subscription|private|signing|client|"
+    r"auth|bearer|refresh|service|master|rest|sdk|ingest|write|personal|license|webhook|encryption|deploy|bot|"
+    r"management|account|priv|wallet|signer|deployer|hot|cold)(?:[\s._-]+(?:api|access|auth))?[\s._-]+(?:key|token|secret)s?|(?-i:[A-Z][\w-]+) (?:key|token|secret))"
+)
+# In a label, what says the value after it is not a secret (a fingerprint, an id, a public key).
+NOT_A_SECRET_LABEL = re.compile(
+    r"(?i)fingerprint|\bids?\b|\bhash\b|digest|checksum|\bname\b|\bpath\b|\bfile\b|length|\bsize\b|format|prefix|"
+    r"\btype\b|version|public|publishable|search[\s_-]?only|\bsite[\s_-]?key|example|sample|dummy|placeholder|"
+    r"\b(?:idempotency|cache|primary|foreign|sort|partition|object|lookup|composite|unique|dedupe?|row|map|index|"
+    r"translation|i18n|ssh|gpg|pgp|host|request|trace|correlation|license plate)\b"
+)
+# Command-line tools and the flag each takes its password with (case matters: sqlcmd -P, not -p).
+_CLI_PASSWORD_FLAGS = [
+    (r"redis-cli", r"-a|--pass"),
+    (r"mongo(?:sh|dump|restore|import|export|stat|top)?", r"-p|--password"),
+    (r"sqlcmd|bcp|osql|isql|ipmitool", r"-P"),
+    (r"ldap(?:search|modify|add|delete|whoami|passwd|compare|modrdn)", r"-w"),
+    (r"keytool|jarsigner", r"-(?:store|key|srcstore|deststore|srckey|destkey)pass"),
+    (
+        r"(?:docker|podman|buildah|skopeo|nerdctl|oras|helm(?: registry)?|crane|regctl)\s+(?:\S+\s+){0,2}?login",
+        r"-p",
+    ),
+    (r"zip|unzip", r"-P"),
+    (r"wget|lftp|aria2c", r"--(?:http-|ftp-|proxy-)?(?:password|passwd)"),
+    (r"openssl", r"-(?:pass|passin|passout|password|kpass)\s+pass:|-k"),
+    (r"7za?|7zz|rar|unrar", r"-p(?=[^\s-])"),  # attached: 7z x -pSECRET
+]
+PROSE_PATTERNS: list[tuple[str, str, int | str, str]] = [
+    # Multilingual prose: "<password word> [for X / del FTP / от админки] <link> <value>".
+    (
+        "password",
+        rf"(?i)(?:\b{_PASSWORD_WORDS_LATIN}|{_PASSWORD_WORDS_CJK})(?:[^\n:=：]{{0,40}}?){_PASSWORD_LINK}(?:[\w.@-]{{1,40}} ?/ ?)?{_PROSE_VALUE}",
+        "v",
+        "strong",
+    ),
+    # No link at all: "with password h4yPk?y#FFk5", "usa la clave U!EOft@8I", "VPN şifresi x1XW3qIq@XA".
+    ("password", rf"(?i)(?:\b{_PASSWORD_WORDS_LATIN}|{_PASSWORD_WORDS_CJK})\s+{_PROSE_VALUE}", "v", "strong"),
+    # A credential noun, maybe after a provider's name: "the PagerDuty integration key … is …", "SerpApi key: …".
+    (
+        "credential",
+        rf"(?i)\b{_CREDENTIAL_NOUN}\b(?:(?:[^\n:=]{{0,40}}?)(?:\s*(?:[:=]|→|->|=>)\s*|\s+(?:is|was|=)\s+)|\s+)(?P<q>[\"'`“‘]?)(?P<v>[A-Za-z0-9_+/=.~-]{{16,300}}?)(?=[.,;:!?)]*(?:$|[\s\"'`”’]))",
+        "v",
+        "strong",
+    ),
+    # A quoted name and value passed to a function: define('AUTH_KEY', '…'), setenv("API_TOKEN", "…").
+    (
+        "secret",
+        rf"(?i)[\"'][\w.-]*(?:{_KEYWORDS}|salt)[\"']\s*,\s*(?P<q>[\"'])(?P<v>[^\"'\n]{{8,}}?)(?P=q)",
+        "v",
+        "strong",
+    ),
+    # Libraries' calls that take a secret: cookieParser('…'), jwt.sign(payload, '…'), createHmac('sha256', '…').
+    (
+        "secret",
+        r"\b(?:cookieParser|cookieSession|(?:jwt|jsonwebtoken|jose|JWT)\.(?:sign|verify|encode|decode)|createHmac|hmac\.new|OpenSSL::HMAC\.\w+)\s*\((?:[^()\n]{0,80}?,\s*)?[bru]?(?P<q>[\"'])(?P<v>[^\"'\n]{8,}?)(?P=q)",
+        "v",
+        "strong",
+    ),
+    # XML elements: <password>…</password> (Maven settings.xml, NuGet, Ant).
+    (
+        "secret",
+        r"(?i)<(?P<tag>[\w:.-]*(?:password|passphrase|secret|token|api[_-]?key|private[_-]?key))>\s*(?P<v>[^<\s]{4,})\s*</(?P=tag)>",
+        "v",
+        "strong",
+    ),
+    # Wallet recovery phrases: 12 to 24 short lowercase words after "mnemonic" or "seed phrase".
+    (
+        "seed_phrase",
+        r"(?i)\b(?:mnemonic|seed(?: phrase| words)?|recovery (?:phrase|seed|words)|backup phrase|(?:12|24)[ -]words?|助记词|シードフレーズ)\b[^\n:=]{0,30}?(?:\s*[:=：]\s*|\s+(?:is|was|are)\s+|\s+)[\"'“]?(?P<v>(?-i:[a-z]{3,8}(?: [a-z]{3,8}){11,23}))",
+        "v",
+        "seed",
+    ),
+    (
+        "account_number",
+        r"(?i)\baccount (?:number|no\.?|#)\s*(?:is\s+|[:=]\s*)?(?P<v>\d{4} ?\d{4} ?\d{4} ?\d{4})\b",
+        "v",
+        "",
+    ),
+]
+CLI_PATTERNS: list[tuple[str, str, int | str]] = [
+    *[
+        (
+            "cli_password",
+            rf"\b(?:{tools})\b[^\n]{{0,200}}?\s(?:{flags})(?:=|\s+|(?<=pass:)|(?<=-p)(?=[^\s-]))(?P<q>['\"]?)(?P<v>[^\s'\"-][^\s'\"]*)(?P=q)",
+            "v",
+        )
+        for tools, flags in _CLI_PASSWORD_FLAGS
+    ],
+    (
+        "cli_password",
+        r"\b(?:smbclient|rpcclient|smbmap|smbget|smbcacls|crackmapexec|netexec|nxc)\b[^\n]{0,200}?\s(?:-U|--user(?:name)?)(?:=|\s+)(?P<q>['\"]?)[^\s%'\"]+%(?P<v>[^\s'\"]+)(?P=q)",
+        "v",
+    ),
+    # A secret echoed into a command that reads its password from standard input.
+    (
+        "cli_password",
+        r"\b(?:echo|printf)\s+(?:-n\s+)?(?P<q>['\"]?)(?P<v>[^\s'\"$|][^\s'\"|]*)(?P=q)\s*\|\s*(?:sudo\s+)?[\w.-]+\b[^\n|]{0,120}?(?:--password-stdin|--stdin\b|\bsudo -S\b|\bchpasswd\b)",
+        "v",
+    ),
+    (
+        "cli_password",
+        r"\bhtpasswd\s+-[A-Za-z]*b[A-Za-z]*\s+(?:-\S+\s+)*\S+\s+\S+\s+(?P<q>['\"]?)(?P<v>[^\s'\"]+)(?P=q)",
+        "v",
+    ),
+    (
+        "cli_password",
+        r"\b(?:MYSQL_PWD|PGPASSWORD|REDISCLI_AUTH|SSHPASS|SMBPASS|LDAPPASS|ISQL_PASSWORD|SQLCMDPASSWORD)=(?P<q>['\"]?)(?P<v>[^\s'\"]+)(?P=q)",
+        "v",
+    ),
+]
+
+OWN_PATTERNS: list[tuple] = [
     (
         "private_key",
         r"-----BEGIN (?:[A-Z0-9 ]+ )?PRIVATE KEY(?: BLOCK)?-----.*?"
@@ -94,6 +250,10 @@ OWN_PATTERNS: list[tuple[str, str, int]] = [
     ("memorylane_token", r"\bml_[0-9a-f]{8}_[A-Za-z0-9_-]{20,}", 0),
     ("telegram_bot_token", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b", 0),
     ("discord_bot_token", r"\b[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}\b", 0),
+    ("fcm_server_key", r"\bAAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,}", 0),
+    ("google_oauth_token", r"(?<![\w/])1//0[A-Za-z0-9_-]{40,}", 0),
+    ("wallet_key", r"(?<![A-Za-z0-9])(?:5[HJK][1-9A-HJ-NP-Za-km-z]{49}|[KL][1-9A-HJ-NP-Za-km-z]{51})(?![A-Za-z0-9])", 0),
+    ("private_key", r"-----BEGIN OpenVPN Static key V\d-----.*?(?:-----END OpenVPN Static key V\d-----|\Z)", 0),
     # Credentials inside URLs, any scheme: user:password@, :password@ (redis), token@ (git, Sentry).
     ("password", r"(?<=://)[^\s:/@'\"]*:([^\s/@'\"]{3,})(?=@)", 1),
     ("url_token", r"(?<=://)([A-Za-z0-9_-]{20,})(?=@[\w.-]+)", 1),
@@ -106,15 +266,16 @@ OWN_PATTERNS: list[tuple[str, str, int]] = [
     ("npm_auth", r"(?i)(?<!\w)(?:_authToken|_auth|_password)\s*=\s*\"?([^\s\"]{8,})", 1),
     ("netrc_password", r"(?i)\bmachine\s+\S+\s+login\s+\S+\s+password\s+(\S+)", 1),
     # Command lines.
-    ("cli_password", r"(?i)\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]*?\s-p(['\"]?)(?P<v>[^\s'\"-][^\s'\"]*)\1", "v"),
+    ("cli_password", r"(?i)\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]{0,200}?\s-p(['\"]?)(?P<v>[^\s'\"-][^\s'\"]*)\1", "v"),
     ("cli_password", r"(?i)(?<![\w-])--(?:password|passwd|pass|secret|client-secret|api-key|apikey|auth-token|access-token|token)(?:=|\s+)(['\"]?)(?P<v>[^\s'\"-][^\s'\"]*)\1", "v"),
-    ("cli_password", r"(?i)\bcurl\b[^\n]*?\s(?:-u|--user)\s+(['\"]?)[^\s:'\"]+:(?P<v>[^\s'\"]+)\1", "v"),
+    ("cli_password", r"(?i)\bcurl\b[^\n]{0,200}?\s(?:-u|--user)\s+(['\"]?)[^\s:'\"]+:(?P<v>[^\s'\"]+)\1", "v"),
     ("cli_password", r"(?i)\bsshpass\s+-p\s*(['\"]?)(?P<v>[^\s'\"]+)\1", "v"),
+    *CLI_PATTERNS,
     ("bearer_token", r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/=-]{16,}", 0),
     ("http_header_secret", r"(?i)\b(?:x-api-key|api-key|x-auth-token|private-token|x-access-token|x-vault-token|x-figma-token|authorization:\s*(?:token|basic|bearer))\s*:?\s*([A-Za-z0-9._~+/=-]{12,})", 1),
     # Keyword assignments: env lines, code, JSON, YAML, TOML, INI.
     ("secret", rf"(?i)(?:^|[\s\"'{{,;(]|\b)[\w.-]*{_KEYWORDS}[\"']?\s*(?::=|=>|=|:)\s*(?P<q>[\"'`]?)(?P<v>[^\s\"'`,;}}]{{4,}})(?P=q)", "v"),
-    ("secret", rf"(?i)(?:^|[\s\"'{{,;(]|\b)[\w.-]*{_KEYWORDS}[\"']?\s*(?::=|=>|=|:)\s*(?P<q>[\"'`])(?P<v>[^\"'`\n]{{4,}}?)(?P=q)", "v"),
+    ("secret", rf"(?i)(?:^|[\s\"'{{,;(]|\b)[\w.-]*{_KEYWORDS}[\"']?\s*(?::=|=>|=|:)\s*[bru]{{0,2}}(?P<q>[\"'`])(?P<v>[^\"'`\n]{{4,}}?)(?P=q)", "v"),
     # Prose: "the password is hunter2", "use token abc123 for staging", "pw: …".
     (
         "password",
@@ -123,13 +284,14 @@ OWN_PATTERNS: list[tuple[str, str, int]] = [
         r"(?P<q>[\"'`“‘]?)(?P<v>[^\s\"'`”’]{4,})(?P=q)",
         "v",
     ),
+    *PROSE_PATTERNS,
     ("aws_secret_key", r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=]))(?=[^\s]*[/+])(?=[^\s]*\d)(?=[^\s]*[a-z])(?=[^\s]*[A-Z])[A-Za-z0-9/+]{40}", 0),
 ]  # fmt: skip
 
 # Values that only stand in for a secret: never redacted, so examples and templates stay readable.
 PLACEHOLDER_RE = re.compile(
     r"""(?ix)^(?:
-        .*\.\.\..* | .*….* | [x*#•.\-_=]{3,} | x{3,}.* | .*x{6,}.* | <[^>]*> | \[[^\]]*\] | \{[^}]*\} |
+        .*\.\.\..* | .*….* | [x*#•.\-_=]{3,} | x{3,}.* | .*x{6,}.* | <.* | \[[^\]]*\] | \{[^}]*\} |
         \$.* | %[A-Za-z_]+%? | \{\{.* |
         (?:your|my|our)[-_ ]\w+ | (?:your|my|our)(?:token|key|pass\w*|secret|api\w*) | .*(?:placeholder|changeme|change[-_]me|replace[-_]?me|redacted|
         dummy|todo|fixme|insert[-_]|example\.com|sample|\bfake\b|notreal|not[-_]a[-_]real|xxxx).* |
@@ -231,14 +393,28 @@ COMMON_VALUE_WORDS = frozenset(
         "invalidated",
         "leaked",
         "compromised",
+        "1password",
     ]
 )
 
 HIGH_ENTROPY_CANDIDATE = re.compile(r"(?<![\w/.+=-])[A-Za-z0-9+=_-]{32,}(?![\w/.+=-])")
 # What precedes a random-looking blob that is public by design: integrity hashes, public keys, data URIs.
 PUBLIC_BLOB_PREFIX = re.compile(
-    r"(?:sha(?:1|256|384|512)-|ssh-(?:rsa|ed25519|dss) |ecdsa-sha2-nistp\d+ |sk-ssh-ed25519@openssh\.com |base64,)$"
+    r"(?:(?i:sha(?:1|256|384|512)|md5)[-:]|\bh1:|ssh-(?:rsa|ed25519|dss) |ecdsa-sha2-nistp\d+ |sk-ssh-ed25519@openssh\.com |"
+    r"base64,)$"
 )
+# Keys that are public by design: Stripe publishable keys and Mapbox public tokens by their prefix; any
+# value labelled publishable, public, search-only or site key; a Firebase web config's apiKey.
+PUBLIC_TOKEN = re.compile(r"pk_(?:live|test)_|pk\.eyJ")
+PUBLIC_LABEL = re.compile(
+    r"(?i)publishable|public[\s_-]?key|search[\s_-]?only|\bsite[\s_-]?key|sitekey|client[\s_-]?side|browser[\s_-]key"
+)
+SECRET_LABEL = re.compile(r"(?i)secret|private|pass(?:word|phrase)|admin|server[\s_-]?key|write")
+FIREBASE_WEB_CONFIG = re.compile(
+    r"authDomain|firebaseapp\.com|messagingSenderId|firebaseConfig|initializeApp\("
+)
+# A test-mode key quoted from documentation ("Stripe's docs use sk_test_… as the example key").
+DOCS_CONTEXT = re.compile(r"(?i)\b(?:docs?|documentation|example|sample|dummy|tutorial|quickstart|readme)\b")
 HIGH_ENTROPY_BITS = 4.2  # above the 4.0 ceiling of hex, so git SHAs and checksums pass through
 
 # detect-secrets plugins we run (not its entropy scanners: they flag hex digests, nor the public IP
@@ -272,11 +448,14 @@ logger = logging.getLogger(__name__)
 
 
 @lru_cache(maxsize=1)
-def _own_patterns() -> list[tuple[str, re.Pattern, int | str]]:
-    return [
-        (kind, re.compile(pattern, re.S if kind in ("private_key", "putty_key") else 0), group)
-        for kind, pattern, group in OWN_PATTERNS
-    ]
+def _own_patterns() -> list[tuple[str, re.Pattern, int | str, str]]:
+    """(kind, compiled pattern, group, check): the check is "" (the usual ones), "strong" (a value found in
+    prose must look like a secret, not a word) or "seed" (a recovery phrase of 12 to 24 words)."""
+    compiled = []
+    for kind, pattern, group, *check in OWN_PATTERNS:
+        flags = re.S if kind in ("private_key", "putty_key") else 0
+        compiled.append((kind, re.compile(pattern, flags), group, check[0] if check else ""))
+    return compiled
 
 
 @lru_cache(maxsize=1)
@@ -313,13 +492,17 @@ def _looks_random(token: str) -> bool:
 def is_placeholder(value: str) -> bool:
     """A value that stands in for a secret (``<token>``, ``${API_KEY}``, ``xxxx``, ``changeme``)."""
     value = value.strip().strip("\"'`“”‘’")
-    return not value or bool(PLACEHOLDER_RE.match(value))
+    return not value or "EXAMPLE" in value or bool(PLACEHOLDER_RE.match(value))
 
 
 def _plausible(kind: str, value: str) -> bool:
     """Whether a value a keyword or prose pattern found is a secret rather than a word or a path."""
+    if kind == "account_number":
+        return True  # digits, which is_placeholder takes for a number
     if is_placeholder(value):
         return False
+    if re.fullmatch(r"[A-Za-z_$][\w$]*(?:\.[\w$]+)*\(.*", value):
+        return False  # a call: token = getToken()
     if kind in ("secret", "password", "cli_password", "connection_string_key", "npm_auth"):
         bare = value.strip("\"'`.,;:()[]")
         if bare.lower() in COMMON_VALUE_WORDS or "/" in bare and not re.search(r"[A-Za-z0-9+]{20,}", bare):
@@ -331,13 +514,81 @@ def _plausible(kind: str, value: str) -> bool:
     return True
 
 
+def _strong(kind: str, value: str) -> bool:
+    """Whether a value found after a word in prose is a secret: a token mixing classes (letters with
+    digits or symbols), not a word, identifier, version, date, address, path or call."""
+    if len(value) < 6 or value[0] in "([{<" or is_placeholder(value) or value.lower() in COMMON_VALUE_WORDS:
+        return False
+    if (
+        re.fullmatch(r"v?\d+(?:[.:/-]\d+)+[\w.+-]*", value)  # versions, dates, times, addresses
+        or re.fullmatch(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", value)  # e-mail addresses
+        or re.match(r"(?i)[a-z][a-z0-9+.-]*://", value)  # URLs (their passwords have their own pattern)
+        or re.fullmatch(r"[A-Za-z_$][\w$]*(?:\.[\w$]+)*(?:\(.*|\[.*)", value)  # calls, lookups: getToken()
+        or re.fullmatch(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+", value)  # the name of a variable
+        or re.fullmatch(r"[a-z]+(?:[._-][a-z0-9]+)*", value)
+        and sum(c.isdigit() for c in value) < 3
+        or "/" in value
+        and not re.search(r"[A-Za-z0-9+]{20,}", value)  # paths
+    ):
+        return False
+    letters = sum(c.isalpha() for c in value)
+    digits = sum(c.isdigit() for c in value)
+    symbols = sum(not c.isalnum() and c not in "._-/" for c in value)
+    if kind == "credential":
+        return letters >= 2 and digits >= 2 and not re.fullmatch(r"[a-z][\w-]*(?:\.[\w-]+){2,}", value)
+    if kind == "secret":
+        return bool(letters and (digits or symbols)) or len(value) >= 24
+    upper_and_lower = any(c.isupper() for c in value) and any(c.islower() for c in value)
+    classes = bool(letters) + bool(digits) + bool(symbols) + upper_and_lower
+    return bool(digits or symbols) and classes >= 2 and bool(letters or symbols)
+
+
+SEED_LENGTHS = (24, 21, 18, 15, 12)
+
+
+def _seed_end(text: str, start: int, end: int) -> int | None:
+    """The end of a recovery phrase: the longest run of 12, 15, 18, 21 or 24 words (the counts BIP-39
+    allows) from its start, so the words of the sentence after it stay."""
+    words = list(re.finditer(r"\S+", text[start:end]))
+    count = next((n for n in SEED_LENGTHS if n <= len(words)), 0)
+    return start + words[count - 1].end() if count else None
+
+
+def _public_by_design(text: str, start: int, end: int, kind: str) -> bool:
+    """A key that is public by design (a publishable key, a search-only key, a site key, a Firebase web
+    config's apiKey, a WireGuard PublicKey) or a test-mode key quoted from documentation."""
+    if kind == "private_key":
+        return False
+    value = text[start:end]
+    if PUBLIC_TOKEN.match(value):
+        return True
+    label = text[max(0, start - 80) : start].rsplit("\n", 1)[-1]
+    publics = list(PUBLIC_LABEL.finditer(label))
+    if publics and not SECRET_LABEL.search(label[publics[-1].end() :]):
+        return True  # the nearest label says public, and no secret word comes after it
+    if value.startswith("AIza") and FIREBASE_WEB_CONFIG.search(text):
+        return True
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line = text[line_start : line_end if line_end >= 0 else len(text)]
+    return bool(re.match(r"[sr]k_test_", value) and DOCS_CONTEXT.search(line))
+
+
 def find_secrets(text: str) -> list[tuple[int, int, str]]:
     """The secrets in ``text`` as (start, end, kind) spans, earliest first, overlaps merged."""
     spans: list[tuple[int, int, str]] = []
-    for kind, pattern, group in _own_patterns():
+    for kind, pattern, group, check in _own_patterns():
         for match in pattern.finditer(text):
             start, end = match.span(group)
             if start < 0 or end <= start:
+                continue
+            if check and NOT_A_SECRET_LABEL.search(text[match.start() : start]):
+                continue  # "the signing key fingerprint is …", "the search-only API key is …"
+            if check == "seed":
+                end = _seed_end(text, start, end)
+                if end is None:
+                    continue
+            elif check == "strong" and not _strong(kind, text[start:end]):
                 continue
             if _plausible(kind, text[start:end]):
                 spans.append((start, end, kind))
@@ -358,7 +609,7 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
         public = PUBLIC_BLOB_PREFIX.search(text[max(0, match.start() - 40) : match.start()])
         if _looks_random(token) and not public and not re.match(r"sha(?:1|256|384|512)-", token):
             spans.append((match.start(), match.end(), "high_entropy"))
-    return _merge(spans)
+    return _merge([span for span in spans if not _public_by_design(text, *span)])
 
 
 def _merge(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:

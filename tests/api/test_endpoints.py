@@ -16,7 +16,7 @@ from tests.conftest import voter
 pytestmark = pytest.mark.usefixtures("embedder")
 
 SECRET = "sk-live-abcdefghijklmnopqrstuvwx1234567890"
-AWS = "AKIAIOSFODNN7EXAMPLE"
+AWS = "AKIAQ3ZJ7W2N5XK4R6PT"
 
 
 def test_store_returns_the_operation_and_a_noop_is_200(api):

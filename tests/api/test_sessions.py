@@ -43,7 +43,7 @@ def test_messages_are_idempotent_by_seq_and_redacted(api):
     api["member"].post("/api/v1/sessions", {"session_id": "cc-2"}, format="json")
     batch = {
         "messages": [
-            {"seq": 1, "role": "user", "content": "deploy with AKIAIOSFODNN7EXAMPLE please"},
+            {"seq": 1, "role": "user", "content": "deploy with AKIAQ3ZJ7W2N5XK4R6PT please"},
             {"seq": 2, "role": "assistant", "content": "On it."},
         ]
     }

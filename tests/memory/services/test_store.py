@@ -172,11 +172,11 @@ def test_an_ambiguous_entity_refuses_the_store(team):
 def test_secrets_are_redacted_before_storage(team):
     result = memory_store(
         team=team,
-        content="Deploy with AWS key AKIAIOSFODNN7EXAMPLE and postgres://app:hunter22@db:5432/app",
+        content="Deploy with AWS key AKIAQ3ZJ7W2N5XK4R6PT and postgres://app:hunter22@db:5432/app",
         source_chunk="export GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789",
     )
     memory = Memory.objects.get()
-    assert "AKIAIOSFODNN7EXAMPLE" not in memory.content and "hunter22" not in memory.content
+    assert "AKIAQ3ZJ7W2N5XK4R6PT" not in memory.content and "hunter22" not in memory.content
     assert "[REDACTED:aws_access_key]" in memory.content
     assert "app:[REDACTED:password]@db" in memory.content
     assert "ghp_" not in memory.source_chunk
