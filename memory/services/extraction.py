@@ -213,6 +213,7 @@ def transcript_lessons(messages: list[tuple[int, str, str]], project: str) -> li
         )
         sentences = readable_sentences(content)
         carried = ""
+        previous_kept = -2  # the position of the last sentence of this turn kept as a lesson
         for position, sentence in enumerate(sentences):
             if lessons.is_question(sentence):
                 carried = ""
@@ -242,17 +243,51 @@ def transcript_lessons(messages: list[tuple[int, str, str]], project: str) -> li
                 continue
             kind = lessons.classify(text, role, confirmed=confirmed)
             if kind is None:
+                if (
+                    role == Role.USER
+                    and found
+                    and found[-1][2] == index
+                    and previous_kept == position - 1
+                    and lessons.supports(sentence, role)
+                ):
+                    # "Don't hand edit those. Hand edits drifted last time": the reason after the rule.
+                    earlier, earlier_kind, first, _ = found.pop()
+                    addition = lessons.strip_filler(sentence)
+                    note = lessons.rewrite(f"{earlier.rstrip('.')}; {addition[0].lower()}{addition[1:]}", project)
+                    found.append((note, earlier_kind, first, index))
+                    previous_kept = position
                 continue
+            if (
+                role == Role.USER
+                and position > 0
+                and previous_kept != position - 1
+                and text == sentence
+                and not lessons.depends_on_previous(sentence)
+                and lessons.supports(sentences[position - 1], role, before=text)
+            ):
+                # "Use --vault-password-file. --ask-vault-pass breaks the CI job": the rule and its reason.
+                text = f"{sentences[position - 1].rstrip('.')}; {text[0].lower()}{text[1:]}"
             note = lessons.rewrite(text, project)
             if found and found[-1][2] == index and note.startswith(found[-1][0].rstrip(".")):
                 found.pop()  # the same lesson, now with the sentence it depended on
+            elif found and found[-1][2] == index and previous_kept == position - 1:
+                # "In marlin you never change analysis in place. The app only ever queries the alias":
+                # consecutive lesson sentences of one turn are one lesson told in two sentences.
+                earlier, earlier_kind, first, _ = found.pop()
+                note = lessons.rewrite(f"{earlier.rstrip('.')}; {note[0].lower()}{note[1:]}", project)
+                kind = min((earlier_kind, kind), key=_preference)
             found.append((note, kind, index, index))
+            previous_kept = position
     return found
+
+
+def _preference(memory_type: str) -> int:
+    return PREFERRED_TYPES.index(memory_type) if memory_type in PREFERRED_TYPES else len(PREFERRED_TYPES)
 
 
 def _continues(previous_note: str, sentence: str) -> bool:
     """An instruction that completes the negative rule before it ("Don't X. Use Y.")."""
-    negative = re.search(r"\b(?:don'?t|do not|never|not|avoid)\b", previous_note, re.IGNORECASE)
+    negative = re.search(r"\b(?:don'?t|do not|never|not|nothing|no one|nobody|avoid)\b", previous_note, re.IGNORECASE)
     return bool(negative and lessons.IMPERATIVE_START.match(lessons.strip_filler(sentence)))
 
 

@@ -92,7 +92,11 @@ STOP_WORDS = frozenset(
 )
 ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.", "approx.", "incl.", "no.", "fig.", "mr.", "ms.", "dr.")
 _CODE_SPAN = re.compile(r"`[^`\n]*`")
-_BOUNDARY = re.compile(r"(?<=[.!?…])[\"')\]]*\s+(?=[\"'(\[`]?[A-Z0-9])|\n+")
+# A sentence ends at . ! ? … before a capital, and at . or ? before a lowercase word too (people type
+# "cache is fine. you are on JDK 21"), but not at a ! inside an identifier ("use_modular_headers! globally").
+_BOUNDARY = re.compile(
+    r"(?<=[.!?…])[\"')\]]*\s+(?=[\"'(\[`]?[A-Z0-9])|(?<=[a-z0-9)\"'`][.?])\s+(?=[a-z])|\n+"
+)
 
 # Leading words that carry no content: removed until none is left ("Right, so, actually…").
 FILLER = re.compile(
@@ -101,7 +105,8 @@ FILLER = re.compile(
     r"anyway|alright|sure|great|cool|nice|perfect|thanks|thank you|wait|hold on|no|nope|nah|exactly|indeed|"
     r"ugh|good point|true|correct|and|but|plus|remember(?: that)?|keep in mind(?: that)?|important|"
     r"please note|for the record|tip|pro tip|ps|p\.s\.|gotcha|ha|haha|lol|right so|ok so|okay so|"
-    r"got it|understood|sounds good|makes sense|agreed)\b[\s,.!:;—–-]*",
+    r"got it|understood|sounds good|makes sense|agreed|"
+    r"(?:the |team |house )?rule(?: for the future| from now(?: on)?| going forward)?(?=\s*:))\b[\s,.!:;—–-]*",
     re.IGNORECASE,
 )
 ACKNOWLEDGEMENT = re.compile(
@@ -115,7 +120,14 @@ ACKNOWLEDGEMENT = re.compile(
 MUSING = re.compile(
     r"\b(?:lol|lmao|rofl|haha+|hehe|😂|🤣|🙃|😅|i wonder|i always forget|i keep forgetting|just testing|"
     r"maybe later|not today|some day|interesting|funny|weird|no idea|who knows|fingers crossed|took us long enough|"
-    r"you're fast|good job|i'll ask|i'll read up|i'll look later|what's the weather)\b",
+    r"you're fast|good job|i'll ask|i'll read up|i'll look later|what's the weather|"
+    r"forget (?:it|that|about it)|not this (?:year|quarter|sprint)|some other time|another day)\b",
+    re.IGNORECASE,
+)
+# Guesses and hearsay, not something the team knows ("the dataloader is the bottleneck I think").
+SPECULATION = re.compile(
+    r"\b(?:i think|i guess|i suppose|i suspect|maybe|perhaps|idk|dunno|not sure|my (?:first )?guess|"
+    r"could be|might be|one guy said|someone said|i heard|unclear)\b",
     re.IGNORECASE,
 )
 NEVER_MIND = re.compile(r"\bnever ?mind\b|\bnvm\b", re.IGNORECASE)
@@ -149,6 +161,16 @@ PROBLEM_REPORT = re.compile(
     r"can'?t (?:find|see|reach)|wants to recreate|keeps? (?:crashing|refetching)|found a leaked)\b",
     re.IGNORECASE,
 )
+# A reading of how things stand at the moment: a measurement, a symptom, a status line.
+STATUS_REPORT = re.compile(
+    r"^status\b|\b(?:(?:is|are|was) (?:at|around) \d|hovers? (?:at|around)|and (?:climbing|rising|growing)|"
+    r"goes nan|(?:crash(?:es|ed)?|dies|hangs?|fails?|stops?) (?:after|at|around) (?:\w+ )?\d|returns? [45]\d\d|"
+    r"takes \d+(?:\.\d+)? ?(?:ms|s|sec|seconds|min|minutes|h|hours)\b|(?:is|are) not found|"
+    r"(?:offline|down|pending|broken|red) since|doesn'?t (?:boot|start|load|build|compile)|"
+    r"stays? (?:off|dark|blank|empty)|no \w+ output|something'?s (?:off|wrong)|\d+% (?:done|complete)|"
+    r"since this morning|still (?:jitters|fails|failing|broken|crashing|slow))",
+    re.IGNORECASE,
+)
 # The assistant's sentences count only as findings it states outright, or rules ("we must…").
 ASSISTANT_LESSON = re.compile(
     r"\b(?:root cause|turns out|turned out|the (?:real )?(?:problem|issue|reason|cause) (?:was|is)|was caused by|"
@@ -160,7 +182,10 @@ ASSISTANT_LESSON = re.compile(
 # A request for this session, not a standing rule.
 ONE_OFF = re.compile(
     r"\b(?:while you'?re (?:in|at) (?:there|it)|for now|this time|right now|today|quickly|real quick|"
-    r"please|pls|can you|could you|would you|will you|let's|go ahead|ship it)\b",
+    r"please|pls|can you|could you|would you|will you|let's|go ahead|ship it|"
+    r"in this (?:pr|branch|ticket|release|sprint)(?: only)?|(?:just )?this once|this week|tonight|tomorrow|"
+    r"until (?:this|it|that|the fix) (?:is |gets )?(?:deployed|merged|fixed|released|lands|ships)|"
+    r"separate ticket|clean (?:it|this|that) up|dig in|have a look|take a look|look into (?:it|this)|plan it)\b",
     re.IGNORECASE,
 )
 IMPERATIVE_START = re.compile(
@@ -291,9 +316,11 @@ def is_junk(sentence: str, role: str) -> str | None:
         return "never mind"
     if MUSING.search(text):
         return "joke or musing"
+    if SPECULATION.search(core):
+        return "a guess"
     if AGENT_STEP.match(core) or (role == "assistant" and AGENT_STEP.match(text)):
         return "the agent's own step"
-    if TASK_STATE.search(text):
+    if TASK_STATE.search(text) or STATUS_REPORT.search(core):
         return "state of the task"
     if (
         role == "user"
@@ -352,6 +379,26 @@ def classify(sentence: str, role: str, *, confirmed: bool = False) -> str | None
     if role == "user" and STATED_FACT.search(core) and STRONG.search(core) and words >= 6:
         return MemoryType.DECISION  # a durable fact the user states plainly ("the format is INV-<year>-…")
     return None
+
+
+def supports(sentence: str, role: str, *, before: str = "") -> bool:
+    """Whether ``sentence``, next to a lesson in the same turn, is part of it: a plain statement of
+    fact or reason ("hand edits drifted last time"), not chat, a question, a report or a guess.
+    With ``before`` (the lesson that follows it), an instruction also counts when that lesson gives
+    its reason ("Use --vault-password-file. --ask-vault-pass breaks the CI job")."""
+    core = strip_filler(sentence)
+    if len(core.split()) < 4 or is_question(sentence) or depends_on_previous(sentence):
+        return False
+    reason = is_junk(sentence, role)
+    if reason is None:
+        return True
+    return bool(
+        before
+        and reason == "a request for this session"
+        and IMPERATIVE_START.match(core)
+        and not ONE_OFF.search(core)
+        and FINDING.search(strip_filler(before))
+    )
 
 
 CONFIRMATION = re.compile(
