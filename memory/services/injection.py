@@ -1972,6 +1972,993 @@ FAMILIES: dict[str, list[str]] = {
     ],
 }
 
+# --- safeguards bypassed in a plain instruction: for speed, "just", or made optional ---
+_CONVENIENCE = _one_of(
+    r"\bto save time\b|\bsave time\b|\bto (?:go|ship|move|merge) faster\b|\bfaster\b|\bspeed (?:things )?up\b|\bslow(?:s| down)?\b|"
+    r"\btakes? (?:\d+|too long|forever|ages)\b|\bto unblock\b|\bjust\b|\bdon't wait\b|\bnot to wait\b|\bmove on\b|\bannoying\b|"
+    r"\bnoisy\b|\bflags fixtures\b|\bfalse positives\b|\bin the way\b|\bget in the way\b",
+    r"\bZeit zu sparen|\bschneller|\blangsam|\bbremsen|\bnerv",
+    r"\bgagner du temps|\bplus vite|\blent",
+    r"\bahorrar tiempo|\bmás rápido|\blent[oa]",
+    r"\bganhar tempo|\bpoupar tempo|\bmais rápido",
+    r"\brisparmiare tempo|\bpiù veloce",
+    r"\btijd te besparen|\bsneller|\btraag",
+    r"\bzaoszczędzić czas|\bszybciej|\bod razu",
+    r"не ждать|быстрее|сэкономить время|медленн|не чекати|швидше",
+    r"\bspara tid|\bsnabbare",
+    r"\bzaman kazan|\bdaha hızlı",
+    r"节省时间|为了快|太慢|時間短縮|時間がかかる|遅い|시간 절약|느려|빨리",
+    r"\bhemat waktu|\blebih cepat|tiết kiệm thời gian|nhanh hơn|समय बचाने",
+)
+_SCANNER = r"(?:\bsecret scann\w*|\bscanners?\b|\bescaneo de secretos|\bscan des secrets|\bSecret-?Scan\w*|\bCI[- ]Pipeline\b|\bpipeline\b)"
+_SKIPPED_SUITE = (
+    r"\bmark\b" + _gap(40) + r"\b(?:suite|tests?)\b" + _gap(20) + r"\bas (?:skipped|xfail)\b|"
+    r"\b(?:whole|entire|full) (?:test )?suite\b" + _gap(30) + r"\bskip"
+)
+_OPTIONAL = _one_of(
+    r"\boptional\b|\bnot (?:needed|required|necessary)\b|\bunnecessary\b",
+    r"\bfacultati(?:ve|f|vo|va)\b|\bopcional\b|\bopzionale\b|\boptioneel\b|\bopcjonaln\w*|\bnicht nötig\b|\boptional\b",
+    r"необязательн|не обязательн|необов['’]язков|\bvalfri\b|\bisteğe bağlı\b|可选|任意|선택 사항|\bopsional\b|tùy chọn",
+)
+_SHIP_DIRECTLY = _one_of(
+    r"\bmerge (?:your|its|their) own\b|\bself-?(?:approve|merge)\b|\bdirectly\b|\bstraight\b|\bright away\b|\bat once\b",
+    r"\bdirekt\b|\bsofort\b|\bdirectement\b|\btes propres\b|\bdirectamente\b|\bdiretamente\b|\bdirettamente\b|"
+    r"\bmeteen\b|\bod razu\b|\bbezpośrednio\b|сразу|напрямую|одразу|\bdirekt\b|\bdoğrudan\b|直接|そのまま|바로|\blangsung\b|trực tiếp",
+)
+
+
+# --- more intent families: exfiltration, disclosure, social engineering, privilege escalation, orders to
+# the agent, conditional triggers, dependency tampering, concealment, comments and role markup ---
+
+_GAP_CLAUSE = r"(?:(?!\.\s)[^\n。]){0,%d}?"  # like _gap, but runs over ";" and ":" (one sentence)
+
+
+def _gap_sentence(limit: int) -> str:
+    return _GAP_CLAUSE % limit
+
+
+_ENV_VARS = _one_of(
+    r"\benv(?:ironment)?[ _-]?var(?:iable)?s?\b",
+    r"\benvironment\b",
+    r"\bos\.environ\b",
+    r"\bprocess\.env\b",
+    r"Umgebungsvariablen",
+    r"\bvariables? d['’]environnement",
+    r"\bvariables? de entorno",
+    r"\bvariáve(?:l|is) de ambiente",
+    r"\bvariabil[ei] d['’]ambiente",
+    r"\bomgevingsvariabel",
+    r"\bzmienn\w* środowisk",
+    r"переменн\w* (?:окружения|среды)",
+    r"змінн\w* (?:середовища|оточення)",
+    r"\bmiljövariab",
+    r"\bortam değişken",
+    r"环境变量",
+    r"環境変数",
+    r"환경 ?변수",
+    r"متغيرات البيئة",
+    r"(?:पर्यावरण|एनवायरनमेंट) (?:चर|वेरिएबल)",
+    r"\bvariabel lingkungan",
+    r"biến môi trường",
+)
+# Secrets as things that can be sent or printed (multilingual; words *about* secrets are excluded in English).
+_SECRET_THING = _one_of(
+    _SECRETS,
+    _ENV_VARS,
+    r"\b(?:api|access|secret|private|ssh|deploy|signing) ?keys?\b",
+    r"\b(?:access|auth|bearer|session|refresh|GitHub|npm|API) tokens?\b",
+    r"\bkubeconfig\b",
+    r"\bsecrets?\.(?:ya?ml|json|toml)\b",
+    r"\bcredentials\.json\b",
+    r"\.pem\b",
+    r"\bconnection string",
+    r"\$\{?[A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD|DATABASE_URL|DSN|CREDENTIALS?)\}?",
+    r"\b[A-Z][A-Z0-9_]*(?:_KEY|_TOKEN|_SECRET|_PASSWORD)\b",
+    r"\bPasswörter\b|\bPasswort",
+    r"\bZugangsdaten",
+    r"\bSchlüssel",
+    r"\bmots? de passe",
+    r"\bidentifiants\b",
+    r"\bclés? (?:API|d['’]accès|privées?|SSH)",
+    r"\bjetons?\b",
+    r"\bcontraseñas?",
+    r"\bcredenciales\b",
+    r"\bclaves? (?:de (?:API|acceso)|privadas?|API)",
+    r"\bcadena de conexión",
+    r"\bsenhas?\b",
+    r"\bcredenciais\b",
+    r"\bchaves? (?:de API|privadas?|de acesso|API)",
+    r"\bcredenziali\b",
+    r"\bchiavi (?:API|private|di accesso)",
+    r"\bwachtwoord",
+    r"\bsleutels?\b",
+    r"\bhasł",
+    r"\bklucz\w* (?:API|prywatn|dostępu)",
+    r"парол",
+    r"ключ\w* (?:API|доступа)|API[- ]ключ|секрет",
+    r"токен",
+    r"\blösenord",
+    r"\bnycklar\b",
+    r"\bşifre",
+    r"\bAPI anahtar",
+    r"\bgizli anahtar",
+    r"密钥|密码|令牌|私钥|凭据|凭证",
+    r"秘密鍵|パスワード|トークン|APIキー|認証情報|シークレット",
+    r"비밀번호|토큰|API 키|시크릿|자격 증명",
+    r"كلمات? المرور|مفاتيح|الأسرار",
+    r"पासवर्ड|टोकन|API (?:keys?|कुंजी)|सीक्रेट",
+    r"\bkata sandi|\bkunci API|\brahasia\b",
+    r"mật khẩu|khóa API|bí mật",
+)
+
+# --- sending secrets out: a send verb, a secret, an outside destination ---
+_SEND_LEAD = _one_of(
+    r"\b(?:send|post|upload|sync|mirror|forward|transmit|email|e-mail|mail|push|copy|pipe|beacon|exfiltrate|"
+    r"leak|share|submit|publish|export|dump|ship|stream)\b",
+    r"\b(?:lade|schick|sende|übertrag|teile)\b",
+    r"\b(?:envoie|envoyez|envoyer|téléverse|partage|transmets|publie|exporte)\b",
+    r"\b(?:envía|envia|envie|envíe|sube|suba|comparte|compartilhe|publica|exporta|manda|mande)\b",
+    r"\b(?:invia|carica|condividi|pubblica|esporta)\b",
+    r"\b(?:stuur|upload|deel|verstuur)\b",
+    r"\b(?:wyślij|prześlij|udostępnij)\b",
+    r"(?:отправь|отправьте|перешли|загрузи|выгрузи|надішли|завантаж|відправ)",
+    r"\b(?:skicka|ladda upp|dela)\b",
+    r"\b(?:kirim|unggah|bagikan)\b",
+    r"\b(?:gửi|tải lên)\b",
+    r"(?:أرسل|ارفع|شارك)",
+)
+_SEND_FINAL = _one_of(
+    r"\bhochladen\b|\bhoch\b|\bschicken\b|\bsenden\b",
+    r"\bgönder|\byükle|\bpaylaş",
+    r"上传|发送|发到|发给|贴到|同步到|传到",
+    r"送信|アップロード|送って|送る|共有",
+    r"보내|업로드|전송|POST",
+    r"भेज|अपलोड",
+)
+_OUTSIDE = _one_of(
+    r"https?://(?![^\s/]*(?:localhost|127\.0\.0\.1|vault|\.internal|\.corp|\.local)\b)",
+    r"\bwebhooks?\b",
+    r"\bwebhook\.site\b",
+    r"\bpaste ?(?:bin|site|service)s?\b",
+    r"\bpastebin\b",
+    r"\b(?:public |secret )?gists?\b",
+    r"\btransfer\.sh\b",
+    r"\bngrok\b",
+    r"\brequestbin\b",
+    r"\bs3://",
+    r"\b(?:shared|public|external|personal|third-party) (?:bucket|drive|folder|server|storage)\b",
+    r"\bthird[- ]party\b",
+    r"\bexternal (?:service|server|endpoint|api|url)\b",
+    r"\b(?:discord|telegram|pastebin|google (?:form|drive|sheet)|dropbox)\b",
+    r"[\w.+-]+@[\w-]+\.[\w.]+",
+    r"\bformul[aá]ri[oa]\b|\bformulaire\b|\bformulier\b",
+    r"\bDNS\b",
+    r"ウェブフック|外部(?:サーバ|サービス)",
+    r"外部服务器|第三方|网址|网站",
+    r"외부 서버|웹훅",
+    r"वेबहुक|बाहरी सर्वर",
+    r"\bharici sunucu",
+)
+_DNS_EXFIL = r"\b(?:nslookup|dig|host|ping|curl|wget)\b[^\n]{0,40}\$\((?:cat|env|printenv|echo \$)\b"
+
+# --- printing secrets where they are read: into output, logs, commit messages, comments ---
+_DISCLOSE_VERB = _one_of(
+    r"\b(?:echo|print|printf|log|dump|output|write|include|put|add|show|display|paste|embed|append|expose|insert)\b",
+    r"\b(?:gib|schreib|drucke|logge|füge)\b",
+    r"\b(?:affiche|imprime|écris|inclus|mets|ajoute|journalise)\b",
+    r"\b(?:escribe|imprime|muestra|incluye|pon|añade|registra)\b",
+    r"\b(?:escreva|imprima|mostre|inclua|coloque|adicione|registre)\b",
+    r"\b(?:stampa|scrivi|mostra|includi|metti|aggiungi|registra)\b",
+    r"\b(?:print|schrijf|zet|voeg)\b",
+    r"\b(?:wypisz|wydrukuj|zapisz|dodaj|pokaż)\b",
+    r"(?:выведи|напиши|запиши|распечатай|добавь|покажи|виведи|додай|покажи)",
+    r"\b(?:skriv ut|skriv|lägg till|visa)\b",
+    r"\b(?:yazdır|yaz|ekle|göster)\b",
+    r"打印|输出|写入|写到|写进|加到|放到|显示",
+    r"\b(?:cetak|tulis|tampilkan|tambahkan)\b",
+    r"\b(?:in ra|ghi|hiển thị|thêm)\b",
+)
+_DISCLOSE_FINAL = _one_of(
+    r"書き込|出力|表示|記載|入れ",
+    r"출력|기록|적어|넣어|남겨",
+    r"\baus\b",
+    r"yazdır|yaz\b|ekle",
+    r"लिख|प्रिंट",
+)
+_READ_PLACE = _one_of(
+    r"\b(?:build |CI |debug |server |application |the )?logs?\b",
+    r"\b(?:stdout|stderr|console|terminal output)\b",
+    r"\b(?:final |your )?(?:answer|reply|response|output)\b",
+    r"\bcommit messages?\b",
+    r"\b(?:PR|pull request|MR|merge request) (?:description|body|comment|title)\b",
+    r"\b(?:code )?comments?\b",
+    r"\bREADME\b",
+    r"\b(?:issue|ticket|changelog|wiki|docs?)\b",
+    r"\bLog\b|\bAusgabe\b|\bKommentar|\bCommit-Nachricht",
+    r"\bjournaux\b|\bdescription du (?:PR|ticket)\b|\bcommentaire|\bmessage de commit",
+    r"\bregistros?\b|\bcomentario|\bdescripción del PR|\bmensaje del commit",
+    r"\bcomentário|\bmensagem de commit|\bdescrição do PR",
+    r"\bcommento|\bmessaggio di commit|\bdescrizione della PR",
+    r"\bodpowied|\bkomentarz",
+    r"ответ|лог|коммент|відповід|лог",
+    r"\bsvar",
+    r"\byanıt|\bgünlü",
+    r"日志|注释|提交信息|回复|输出",
+    r"コミットメッセージ|ログ|コメント|回答",
+    r"커밋 메시지|로그|주석|답변",
+    r"السجلات|الرد",
+    r"लॉग|जवाब",
+    r"\bbalasan|\bkomentar",
+    r"nhật ký|bình luận|câu trả lời",
+)
+_SECRET_VALUE = _one_of(
+    r"\b(?:the )?(?:value|contents?|plaintext|raw value|decrypted)\b" + _gap(30) + _SECRET_THING,
+    r"\b(?:all|every|alle|toutes les|todas las|todas as|tutte le|все|всі|wszystkie|alla|tüm)\b"
+    + _gap(15)
+    + _one_of(_ENV_VARS, r"secrets?", r"Passwörter", r"\bsecrets\b", r"секрет\w*"),
+    r"\bos\.environ\b|\bprocess\.env\b(?!\.)",
+    r"\$\{?[A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD|DATABASE_URL|DSN|CREDENTIALS?)\}?",
+    r"\b(?:GITHUB|GITLAB|NPM|PYPI|AWS|OPENAI|ANTHROPIC|STRIPE|SLACK)_[A-Z_]*(?:TOKEN|KEY|SECRET)\b",
+    r"\bsecrets?\.(?:ya?ml|json|toml)\b|\.env\b(?![.\w-])",
+    r"\b(?:vault )?secrets\b",
+    r"\b(?:API|access|secret|private) keys?\b(?!\s*(?:names?|ids?|rotation))",
+    r"\b(?:access|auth|API) tokens?\b(?!\s*(?:names?|ids?|rotation|expiry|scopes?))",
+    r"\bpasswords?\b",
+    r"\bclé API|\bclave API|\btoken de acceso|\bchiave API|\bAPIキー|API 키",
+    r"\bPasswörter|\bmots de passe|\bcontraseñas|\bsenhas|секрет\w*|токен\w*|парол\w*|密钥|密码|令牌|パスワード|トークン|비밀번호|토큰",
+    r"(?:环境变量|環境変数|환경 ?변수|Umgebungsvariablen|variables d['’]environnement|variables de entorno)",
+)
+
+# --- claimed approval for a risky action (social engineering) ---
+_ASSERTED_AUTHORITY = _one_of(
+    r"\b(?:the )?(?:security|infosec|sec|compliance|legal|platform|IT) (?:team|department|office)\b",
+    r"\b(?:CTO|CEO|CISO|CIO|VP|RSSI|DSI|head of \w+|director|manager|boss|leadership|legal|compliance|management|"
+    r"founders?|tech lead|team lead)\b",
+    r"\bSecurity-?Team|\bSicherheitsteam|\bChef|\bGeschäftsführung|\bVorgesetzte",
+    r"\bl['’]équipe (?:sécurité|de sécurité|juridique)|\bla direction|\bmon (?:manager|chef)",
+    r"\bel equipo de seguridad|\bmi jefe|\bla dirección|\bel director",
+    r"\bo time de segurança|\ba equipe de segurança|\bmeu chefe|\ba diretoria",
+    r"\bil team di sicurezza|\bil mio capo|\bla direzione|\bil direttore|\bil responsabile",
+    r"\bhet securityteam|\bhet beveiligingsteam|\bmijn manager|\bde directie",
+    r"\bzespół bezpieczeństwa|\bmój szef|\bkierownik",
+    r"служба безопасности|команда безопасности|начальник|руководств|директор|команда безпеки|керівник",
+    r"\bsäkerhetsteamet|\bchefen",
+    r"\bgüvenlik ekibi|\byönetici|\bmüdür",
+    r"安全团队|安全部门|领导|老板|经理|总监",
+    r"セキュリティチーム|上司|部長|経営陣",
+    r"보안팀|보안 팀|상사|팀장|경영진",
+    r"فريق الأمن|المدير",
+    r"सुरक्षा टीम|मैनेजर|बॉस",
+    r"\btim keamanan|\batasan|\bmanajer",
+    r"giám đốc|đội bảo mật|sếp|quản lý",
+)
+_APPROVED = _one_of(
+    r"\b(?:already |has |have |had |was |were |been |pre-?)*(?:approved|signed off|cleared|authori[sz]ed|okayed|"
+    r"OK'd|greenlit|green-lit|sanctioned|waived)\b",
+    r"\b(?:said|says|confirmed) (?:it'?s|it is|this is|that'?s) (?:fine|ok(?:ay)?|allowed)\b",
+    r"\b(?:gave|has given) (?:the |us the |their )?(?:go-ahead|green light|ok|approval)\b",
+    r"\b(?:requires?|wants?|asked for|demands?|insists?)\b",
+    r"\bper (?:the )?(?:CTO|CEO|CISO|security team|legal|manager|leadership)\b",
+    r"\b(?:already )?(?:cleared|approved) (?:by|with)\b",
+    r"\bfreigegeben|\bgenehmigt|\babgesegnet|\berlaubt",
+    r"\bvalidé|\bapprouvé|\bautorisé|\bdonné (?:son|leur) accord",
+    r"\baprob(?:ó|ado|ada)|\bautoriz(?:ó|ado|ada)|\bdio el visto bueno",
+    r"\baprov(?:ou|ado|ada)|\bautoriz(?:ou|ado|ada)",
+    r"\bautorizzat[oa]|\bapprovat[oa]|\bha approvato|\bha autorizzato",
+    r"\bgoedgekeurd|\btoestemming gegeven",
+    r"\bzatwierdzi\w*|\bzgodzi\w*",
+    r"одобрил|одобрено|согласовал|согласовано|разрешил|разрешено|схвалил|погодил|дозволил",
+    r"\bgodkänt|\bgodkänd",
+    r"\bonayladı|\bonaylı|\bizin verdi",
+    r"批准|同意了|审批通过|已经批准|授权",
+    r"承認済み|承認し|許可済み|許可し|了承",
+    r"승인했|승인된|승인함|허가했",
+    r"وافق|اعتمد",
+    r"मंज़ूरी|मंजूरी|अनुमति दे",
+    r"\bmenyetujui|\bsudah disetujui",
+    r"đã duyệt|đã phê duyệt|đã cho phép",
+)
+_URGENT = _one_of(
+    r"\burgent(?:ly)?\b",
+    r"\bASAP\b",
+    r"\bright now\b",
+    r"\bimmediately\b",
+    r"\bdringend|\bsofort\b",
+    r"\burgente?\b|\bc['’]est urgent",
+    r"\bpilne|\bсрочно|\bтерміново",
+    r"至急|紧急|马上|立即|긴급|급해|gấp|acil",
+)
+_SECURITY_CONTROL = _one_of(
+    r"\b(?:MFA|2FA|two[- ]factor|multi[- ]factor|SSO|firewall|WAF|encryption|TLS|SSL|authentication|auth|"
+    r"audit(?:ing| logs?)?|logging|rate limit(?:er|ing)?|security (?:checks?|scans?|alerts?|controls?|groups?)|"
+    r"antivirus|EDR|DLP|CSP|CORS|sandbox)\b",
+    r"\bZwei-Faktor|\bFirewall|\bVerschlüsselung|\bAuthentifizierung",
+    r"\bdeux facteurs|\bpare-feu|\bchiffrement|\bauthentification",
+    r"\bdos factores|\bcortafuegos|\bcifrado|\bautenticación",
+    r"\bdois fatores|\bcriptografia|\bautenticação",
+    r"\bdue fattori|\bcrittografia|\bautenticazione",
+    r"\btweestapsverificatie|\bversleuteling",
+    r"\bdwuskładnikow|\bszyfrowani|\buwierzytelniani",
+    r"двухфактор|шифровани|аутентификац|файрвол|брандмауэр|двофактор|автентифікац",
+    r"\btvåfaktor|\bkryptering",
+    r"\biki faktörlü|\bgüvenlik duvarı|\bşifreleme",
+    r"双因素|两步验证|防火墙|加密|身份验证|审计日志",
+    r"二要素|二段階認証|ファイアウォール|暗号化|認証|監査ログ",
+    r"2단계 인증|이중 인증|방화벽|암호화|인증|감사 로그",
+    r"المصادقة الثنائية|جدار الحماية|التشفير",
+    r"दो-चरण|फ़ायरवॉल|एन्क्रिप्शन",
+    r"\bautentikasi dua|\benkripsi",
+    r"xác thực hai lớp|tường lửa|mã hóa|xác thực",
+)
+_RISKY = _one_of(
+    rf"{_DISABLE}{_gap(40)}{_SECURITY_CONTROL}",
+    rf"{_SECURITY_CONTROL}{_gap(30)}(?:\b(?:off|down)\b|{_DISABLE}|全開放|開放)",
+    r"\bmake\b" + _gap(40) + r"\bpublic(?:ly (?:readable|accessible))?\b",
+    r"\b(?:public|öffentlich|openbaar|pubblico|público|publique|公开|公開|공개)\b",
+    r"\b(?:straight|directly|direct) (?:to|in|into|on) (?:prod(?:uction)?|main|master)\b",
+    r"\bskip(?:ping)? (?:the )?(?:code )?reviews?\b",
+    r"\b(?:sin|sem|senza|sans|ohne|without|bez|без|zonder|utan) (?:\w+ )?(?:revisión|revisão|revisione|revue|Review|review|"
+    r"przeglądu|ревью|goedkeuring|granskning|approval|aprobación)",
+    r"\bdirectamente a producción|\bdiretamente em produção|\bdirettamente in produzione|\bdirekt in (?:die )?Produktion",
+    r"\b(?:upload|share|send|export|give|hand)\b"
+    + _gap(40)
+    + r"\b(?:customer|user|client|patient|personal|production)s?\b"
+    + _gap(20)
+    + r"\b(?:data|export|table|records|list|database|PII|emails)\b",
+    r"\badd\b"
+    + _gap(40)
+    + r"\b(?:SSH )?keys?\b"
+    + _gap(30)
+    + r"\b(?:prod(?:uction)?|bastion|servers?|authorized_keys)\b",
+    r"\b(?:grant|give)\b" + _gap(40) + r"\b(?:admin|owner|root|full) (?:access|rights|role|permissions?)\b",
+    r"\bdisable\b|\bturn (?:it|them) off\b|\bswitch (?:it|them) off\b",
+    r"(?:schalte|stelle)\b" + _gap(60) + r"\bab\b",
+)
+
+# --- privilege escalation ---
+_PRIV_TOKEN = _one_of(
+    r"\bchmod\s+(?:-R\s+)?0?777\b",
+    r"\bchmod\s+(?:-R\s+)?(?:a|ugo)\+rwx\b",
+    r"\bNOPASSWD\b",
+    r"\bsudoers\b",
+    r"\bGRANT\s+ALL(?:\s+PRIVILEGES)?\b",
+    r"\bALL\s+PRIVILEGES\s+ON\s+\*",
+    r"--clusterrole[= ]cluster-admin\b",
+    r"\bcluster-admin\b",
+    r"\bAdministratorAccess\b",
+    r"[\"']Action[\"']\s*:\s*[\"'](?:\*|\w+:\*)[\"']",
+    r"[\"']Resource[\"']\s*:\s*[\"']\*[\"']",
+    r"\broles/(?:owner|editor)\b",
+    r"\bDISABLE\s+ROW\s+LEVEL\s+SECURITY\b",
+    r"\bBYPASSRLS\b",
+    r"\bSUPERUSER\b",
+    r"\bsudo\s+(?:su\b|-i\b|-s\b|bash\b)",
+    r"\bsudo\b" + _gap(20) + r"\b(?:everything|all commands|every command|for everything|always)\b",
+    r"\b(?:everything|all commands|every command|all scripts)\b"
+    + _gap(20)
+    + r"\b(?:with|as|under) (?:sudo|root)\b",
+    rf"(?:{_DISABLE}|\bturn off\b){_gap(30)}\b(?:row[- ]level security|RLS)\b",
+    r"\b(?:row[- ]level security|RLS)\b" + _gap(20) + r"(?:\boff\b|\bdisabled?\b)",
+)
+_PROMOTE = _one_of(
+    r"\b(?:add|make|give|grant|promote|assign|elevate|set|put|invite)\b",
+    r"\b(?:füge|gib|mach|mache|ernenne|erteile)\b",
+    r"\b(?:ajoute|donne|accorde|nomme|attribue|mets)\b",
+    r"\b(?:añade|agrega|da|dale|otorga|asigna|haz)\b",
+    r"\b(?:adicione|dê|conceda|atribua|torne)\b",
+    r"\b(?:aggiungi|dai|concedi|assegna|rendi)\b",
+    r"\b(?:voeg|geef|maak)\b",
+    r"\b(?:dodaj|nadaj|przyznaj|daj)\b",
+    r"(?:добавь|дай|выдай|назначь|сделай|додай|надай|признач)",
+    r"\b(?:lägg till|ge|gör)\b",
+    r"\b(?:ekle|ver|yap)\b",
+    r"授予|赋予|添加|加入|设为|给",
+    r"追加|付与|与え",
+    r"추가|부여|줘",
+    r"أضف|امنح",
+    r"जोड़|दे दो|दो\b",
+    r"\b(?:tambahkan|berikan|jadikan)\b",
+    r"\b(?:thêm|cấp|cho)\b",
+)
+_SELF_OR_BOT = _one_of(
+    r"\b(?:yourself|itself|themselves|myself|me)\b",
+    r"\b(?:the |this |your |its |our )?(?:bot|agent|assistant|AI|service|CI|build|deploy|app|automation|robot)[- ]"
+    r"(?:account|user|identity|principal|token|role)s?\b",
+    r"\b(?:the |your |its )(?:bot|agent|assistant)\b",
+    r"\b(?:everyone|all users|anyone|anonymous|anon|public|allUsers|allAuthenticatedUsers)\b",
+    r"\b(?:your|its) (?:own )?account\b",
+    r"\bdich(?: selbst)?\b|\bdir selbst\b|\bdeinen? (?:Account|Benutzer|Konto)\b|-Benutzer\b|\bService-Account",
+    r"\btoi-même\b|\bton compte\b|\bcompte de service\b",
+    r"\btu cuenta\b|\bti mismo\b|\bcuenta de servicio\b",
+    r"\bsua conta\b|\bvocê mesmo\b|\bconta de serviço\b",
+    r"\bte stess[oa]\b|\bil tuo account\b",
+    r"\bjezelf\b|\bje account\b",
+    r"\bsiebie\b|\bagentowi\b|\bswoje konto\b",
+    r"себя|своего пользователя|свой аккаунт|агенту|бот\w*|себе",
+    r"\bdig själv\b|\bditt konto\b",
+    r"\bkendini\b|\bhesabını\b",
+    r"自己|你自己|部署账号|机器人账号|服务账号|账号",
+    r"自分|エージェント",
+    r"자신|너 자신|봇 계정",
+    r"نفسك|حسابك",
+    r"खुद को|अपने आप",
+    r"\bakunmu\b|\bdirimu\b|\bakun (?:bot|layanan)\b",
+    r"\bbản thân\b|\btài khoản của bạn\b",
+)
+_ADMIN_ROLE = _one_of(
+    r"\b(?:org(?:anization)? )?(?:admins?|administrators?|owners?|superusers?|root|sudo)\b",
+    r"\b(?:admin|owner|root|full|write-all|all) (?:rights|access|privileges|permissions|role)\b",
+    r"\bAdmin-?Rechte|\bAdministrator|\bEigentümer|\bInhaber",
+    r"\bpropriétaire|\badministrateur|\bdroits (?:d['’]admin|administrateur)",
+    r"\bpropietario|\badministrador|\bdueño",
+    r"\bproprietário|\bdono\b",
+    r"\bproprietario|\bamministratore",
+    r"\beigenaar|\bbeheerder",
+    r"\bwłaściciel|\badministrator",
+    r"администратор|админ|владел|власник|адміністратор",
+    r"\bägare\b|\badministratör",
+    r"\byönetici|\bsahip",
+    r"管理员|所有者|超级用户|管理权限",
+    r"管理者|オーナー|管理権限",
+    r"관리자|소유자|어드민",
+    r"مسؤول|مالك",
+    r"एडमिन|व्यवस्थापक|मालिक",
+    r"\bpemilik\b",
+    r"quản trị viên|chủ sở hữu",
+)
+_WILDCARD_GRANT = (
+    r"\b(?:widen|broaden|expand|open|change|set|relax|loosen)\b"
+    + _gap(60)
+    + r"(?:\bIAM\b|\bpolic(?:y|ies)\b|\bpermissions?\b|\broles?\b|\bACLs?\b)"
+    + _gap(40)
+    + r"(?:[\"'`]\*[\"'`]|\s\*(?!\w)|\bwildcard\b|\beveryone\b|\bpublic\b)"
+    + r"|(?:权限|策略|権限|권한|Rechte|droits|permisos|permissões|permessi|uprawnienia|права)"
+    + _gap(15)
+    + r"(?:改成|设为|设置为|に|을|auf|à|a|para|na|на)?\s*[\"'`]?\*(?![\w*])"
+)
+
+# --- text that addresses the agent by name and gives it an order ---
+_AI_ADDRESSEE = _one_of(
+    r"(?:AI |coding |code |dev |LLM )?assistants?",
+    r"copilot",
+    r"claude(?: code)?",
+    r"chatgpt|gpt-?\d?|gemini|codex|cursor",
+    r"(?:AI |coding |LLM )agents?",
+    r"agents? reading this",
+    r"(?:AI|LLM)s?",
+    r"(?:the |dear )?models?",
+    r"KI|Assistent(?:in)?",
+    r"IA|assistant IA|agent IA",
+    r"asistente|copiloto|agente(?: de IA)?",
+    r"assistente|agente",
+    r"asystent(?:cie|ie)?",
+    r"ИИ|ассистент\w*|асистент\w*|помощник|агент\w*",
+    r"assistent",
+    r"asistan|yapay zeka",
+    r"AI助手|助手|智能体|人工智能",
+    r"AI(?:アシスタント)?|アシスタント|エージェント",
+    r"AI ?어시스턴트|어시스턴트|에이전트|AI",
+    r"المساعد(?: الذكي)?|الذكاء الاصطناعي",
+    r"सहायक|एआई",
+    r"asisten(?: AI)?",
+    r"trợ lý(?: AI)?",
+)
+_VOCATIVE_LEAD = _one_of(
+    r"dear|hey|hi|hello|yo|ok|okay|attention|to|for",
+    r"liebe[rs]?|hallo|an|für",
+    r"cher|chère|salut|à|pour",
+    r"querid[oa]|hola|para|a|al",
+    r"car[oa]|ciao|per|all['’]",
+    r"beste|hoi|aan|voor",
+    r"drogi|droga|hej|do|dla",
+    r"дорогой|дорогая|привет|для|любий|привіт",
+    r"kära|till",
+    r"sevgili|merhaba",
+    r"亲爱的|致|给",
+    r"إلى|عزيزي",
+    r"प्रिय",
+    r"kepada|halo|untuk",
+    r"gửi|chào",
+)
+_ORDER_VERB = _one_of(
+    r"\b(?:add|remove|delete|drop|disable|replace|push|merge|commit|run|execute|send|upload|post|grant|install|open|"
+    r"ignore|skip|change|insert|rewrite|modify|deploy|approve|append|write|edit|update|bypass|exfiltrate|print|"
+    r"copy|move|turn off|comment out|create|make|set|force|wipe|erase|purge|revert|close|go ahead)\b",
+    r"\b(?:lösche|entferne|füge|ersetze|pushe|merge|committe|führe|sende|schicke|deaktiviere|öffne|ändere|"
+    r"installiere|überspringe|schreibe|kopiere)\b",
+    r"\b(?:supprime|enlève|ajoute|remplace|pousse|fusionne|exécute|envoie|désactive|ouvre|modifie|installe|"
+    r"copie|écris|efface|commite)\b",
+    r"\b(?:borra|elimina|añade|agrega|reemplaza|sube|fusiona|ejecuta|envía|desactiva|abre|modifica|instala|"
+    r"copia|escribe|troque|apague|remova|adicione|substitua|envie|desative|execute|abra)\b",
+    r"\b(?:cancella|elimina|aggiungi|sostituisci|esegui|invia|disattiva|apri|modifica|installa|scrivi)\b",
+    r"\b(?:verwijder|voeg|vervang|push|voer|stuur|schakel|open|wijzig|installeer)\b",
+    r"\b(?:usuń|dodaj|zamień|wypchnij|scal|uruchom|wyślij|wyłącz|otwórz|zmień|zainstaluj)\b",
+    r"(?:удали|добавь|замени|запушь|запуш|смержи|выполни|запусти|отправь|отключи|открой|измени|установи|"
+    r"видали|додай|заміни|виконай|запусти|надішли|вимкни|відкрий|зміни|встанови|закоммить)",
+    r"\b(?:ta bort|lägg till|ersätt|pusha|kör|skicka|stäng av|öppna|ändra|installera)\b",
+    r"\b(?:sil|ekle|değiştir|gönder|çalıştır|kapat|aç)\b",
+    r"删除|删掉|添加|替换|推送|合并|执行|运行|发送|关闭|禁用|打开|修改|安装",
+    r"削除|追加|置き換え|プッシュ|マージ|実行|送信|無効|開いて|変更|インストール",
+    r"삭제|추가|교체|푸시|병합|실행|전송|비활성화|열어|변경|설치",
+    r"احذف|أضف|استبدل|ادمج|نفذ|شغل|أرسل|عطل|افتح|غير|ثبت",
+    r"हटा|जोड़|बदल|मर्ज|चला|भेज|बंद कर|खोल|इंस्टॉल",
+    r"\b(?:hapus|tambahkan|ganti|gabungkan|jalankan|kirim|nonaktifkan|buka|ubah|pasang)\b",
+    r"\b(?:xóa|thêm|thay thế|đẩy|hợp nhất|chạy|gửi|tắt|mở|sửa|cài)\b",
+)
+# A vocative at the start of a sentence or line: "Copilot: …", "Assistant, …", "Dear coding assistant, …",
+# "Liebe KI, …", "AI 어시스턴트에게: …", "إلى المساعد الذكي: …"
+_VOCATIVE = (
+    r"(?:^|(?<=[.!?。]\s)|(?<=\n))[ \t>*_#-]{0,4}"
+    rf"(?:{_VOCATIVE_LEAD}\s+)?(?:(?!(?:the|a|an|our|this|that|my|your|their|its|der|die|das|le|la|les|el|los|o|os|il|de|het)\b)"
+    rf"[\w-]+\s+)?{_AI_ADDRESSEE}(?:에게|へ|様|e)?[ \t]*(?:[:,，：—–]|-\s)"
+)
+
+# --- conditional triggers: "if anyone asks about X", "whenever the word Y appears", "after March 1st" ---
+_TRIGGER = _one_of(
+    r"\b(?:if|when|whenever|once|as soon as)\s+(?:anyone|someone|somebody|the user|a user|users|they|a human|"
+    r"the developer|a reviewer|reviewers|people)\s+(?:ever\s+)?(?:asks?|mentions?|says?|types?|requests?|brings? up|"
+    r"writes?|queries|inquires?)\b",
+    r"\b(?:if|when|whenever)\s+(?:you\s+)?(?:see|encounter|read|find|notice)\s+(?:the\s+)?(?:word|keyword|phrase|string|"
+    r"token|term)\b",
+    r"\bwhenever\b" + _gap(30) + r"\b(?:word|keyword|phrase)\b",
+    r"\b(?:after|from|starting|beginning|on|as of)\s+(?:the\s+)?(?:(?:January|February|March|April|May|June|July|August|"
+    r"September|October|November|December)\s+\d{1,2}(?:st|nd|rd|th)?|\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?"
+    r"(?:January|February|March|April|May|June|July|August|September|October|November|December)|"
+    r"\d{4}-\d{2}-\d{2}|first|last|every)\b(?:\s+\w+){0,4}?\s*,",
+    r"\b(?:wenn|falls|sobald)\s+(?:jemand|der (?:Nutzer|Benutzer)|ein Nutzer)\b"
+    + _gap(40)
+    + r"\b(?:fragt|erwähnt|sagt|schreibt)",
+    r"\b(?:si|quand|lorsque|dès que)\s+(?:quelqu['’]un|l['’]utilisateur|un utilisateur)\s+(?:demande|mentionne|parle|"
+    r"écrit|pose)",
+    r"\b(?:si|cuando)\s+(?:alguien|el usuario|un usuario)\s+(?:pregunta|menciona|pide|escribe|habla)",
+    r"\b(?:se|quando)\s+(?:alguém|o usuário|o utilizador)\s+(?:perguntar|pergunta|mencionar|menciona|pedir)",
+    r"\b(?:se|quando)\s+(?:qualcuno|l['’]utente)\s+(?:chiede|menziona|domanda)",
+    r"\b(?:als|wanneer)\s+(?:iemand|de gebruiker)\s+(?:vraagt|noemt)",
+    r"\b(?:jeśli|jeżeli|gdy|kiedy)\s+(?:ktoś|użytkownik)\s+(?:zapyta|pyta|wspomni)",
+    r"(?:если|когда)\s+(?:кто-то|кто-нибудь|пользователь)\s+(?:спросит|спрашивает|упомянет|напишет)",
+    r"(?:якщо|коли)\s+(?:хтось|користувач)\s+(?:запитає|спитає|згадає)",
+    r"\b(?:om|när)\s+(?:någon|användaren)\s+(?:frågar|nämner)",
+    r"(?:biri|kullanıcı)\s+\S+\s+(?:sorarsa|bahsederse)",
+    r"如果(?:有人|用户|别人)(?:问|提到|说)",
+    r"(?:誰か|ユーザー)が\S{0,20}(?:聞い|尋ね|言及し)たら",
+    r"(?:누군가|사용자가)\S*\s?\S{0,20}(?:물어보면|묻는다면|언급하면)",
+    r"إذا سأل(?: أحد| المستخدم)",
+    r"अगर (?:कोई|यूज़र|उपयोगकर्ता)\b" + _gap(40) + r"पूछे",
+    r"\b(?:jika|kalau)\s+(?:ada yang|pengguna)\s+(?:bertanya|menyebut)",
+    r"\bnếu (?:ai đó|người dùng) (?:hỏi|nhắc)",
+    r"\b(?:a partir de|à partir du|ab dem|dal|vanaf|od|с|从)\s+\d{1,2}(?:º|er|\.)?\s*(?:de\s+)?\w+",
+)
+_TRIGGERED_HARM = _one_of(
+    r"\b(?:delete|remove|wipe|erase|drop|destroy|purge|truncate|rm)\b",
+    r"\b(?:lösche|entferne)\b|\b(?:efface|supprime)\b|\b(?:borra|elimina|apaga)\b|\b(?:cancella)\b|\bverwijder\b|"
+    r"\busuń\b|удали|видали|\bta bort\b|\bsil\b|删掉|删除|削除|삭제|احذف|हटा|\bhapus\b|\bxóa\b",
+    rf"{_DISABLE}{_gap(30)}{_SAFEGUARD_TARGET}",
+    rf"(?:{_SEND_LEAD}|\bexport\b){_gap(60)}(?:{_OUTSIDE}|\bpublic\b)",
+    rf"{_SEND_LEAD}{_gap(60)}{_SECRET_THING}",
+    r"\b(?:switch|change|point|replace|set|swap|redirect|troque|ändere|change|cambia)\b"
+    + _gap(60)
+    + r"(?:\bURL\b|\bwebhook|\bregistr|\bendpoint|\bregistro|\bregistry)"
+    + _gap(40)
+    + r"https?://",
+    r"\b(?:tell|say|claim|pretend|answer|reply)\b"
+    + _gap(30)
+    + r"\b(?:it was|it is|they were|that|the \w+ (?:was|were))\b"
+    + _gap(30)
+    + r"\b(?:down|broken|deprecated|flaky|never|nothing|fine|empty)\b",
+)
+
+# --- dependency tampering ---
+_DEP_TOKEN = _one_of(
+    r"--trusted-host\b",
+    r"\b(?:npm|yarn|pnpm)\s+config\s+set\s+(?:registry|strict-ssl|@[\w-]+:registry)\b",
+    r"--registry(?:=|\s+)https?://(?!registry\.npmjs\.org|registry\.yarnpkg\.com)",
+    r"\bGOSUMDB\s*=\s*off\b",
+    r"\bGONOSUM(?:CHECK|DB)\b",
+    r"\bGOINSECURE\b",
+    r"\bGOFLAGS\s*=\s*-insecure\b",
+    r"\bGOPROXY\s*=\s*http://",
+    r"\bNODE_TLS_REJECT_UNAUTHORIZED\s*=\s*0\b",
+    r"\bstrict-ssl\b(?:\s*=?\s*false|" + _gap(10) + r"(?:\boff\b|\buit\b|\baus\b|\bfalse\b))",
+    r"(?:--index-url|-i)\s+http://",
+    r"--no-verify-ssl\b",
+    r"\bPIP_TRUSTED_HOST\b",
+)
+_INTEGRITY = _one_of(
+    r"--require-hashes\b",
+    r"\bhash(?:es)?(?: (?:check(?:ing|s)?|verification|pinning))?\b",
+    r"\bintegrity(?: (?:fields?|checks?|hashes|errors?|verification))?\b",
+    r"\bchecksums?(?: (?:checks?|verification|errors?|database))?\b",
+    r"\bsumdb\b",
+    r"\b(?:SSL|TLS|certificate) verification\b",
+    r"\bHash-?(?:Prüfung|Werte|es)?\b|\bIntegritätsprüfung",
+    r"\bvérification des (?:hash(?:es)?|empreintes|sommes de contrôle)|\bintégrité",
+    r"\bverificación (?:de )?(?:hash(?:es)?|integridad)|\bintegridad",
+    r"\bverificação (?:de )?(?:hash(?:es)?|integridade)|\bintegridade",
+    r"\bintegrità|\bverifica (?:degli )?hash",
+    r"\bhashcontrole|\bintegriteit",
+    r"\bsum(?:y)? kontroln|\bweryfikacj\w* hash",
+    r"хеш|хэш|целостност|цілісн",
+    r"\bhashkontroll|\bintegritet",
+    r"\bhash doğrulama|\bbütünlük",
+    r"哈希|校验|完整性",
+    r"ハッシュ|整合性|チェックサム",
+    r"해시|무결성|체크섬",
+    r"التجزئة|السلامة",
+    r"हैश",
+    r"\bintegritas",
+    r"băm|tính toàn vẹn",
+)
+_UNTRUSTED_SOURCE = _one_of(
+    r"\b(?:a |the |our |my |this |that )?forks?\b",
+    r"\bun(?:official|verified|vetted|trusted|signed)\b",
+    r"\bnon-?official\b",
+    r"\b(?:another|other|a different|alternative|third-party) (?:registry|index|mirror|source|repo(?:sitory)?)\b",
+    r"\bgit\+https?://",
+    r"\bhttp://(?!localhost|127\.0\.0\.1)",
+    r"\bFork\b|\binoffiziell|\banderen Registry",
+    r"\bnon officiel|\bfourche\b",
+    r"\bno oficial|\bbifurcaci[oó]n",
+    r"\bnão oficial",
+    r"\bnon ufficiale",
+    r"\bandere registry|\bonofficiële",
+    r"\bnieoficjaln",
+    r"форк|неофициальн|неофіційн",
+    r"\binofficiell",
+    r"\bresmi olmayan",
+    r"非官方|分叉|非公式|フォーク|비공식|포크|غير رسمي|अनौपचारिक|\btidak resmi|không chính thức",
+)
+_DEP_SWAP = _one_of(
+    r"\b(?:replace|swap|switch|point|pin|install|pull|use|fetch|take|get)\b",
+    r"\b(?:ersetze|tausche|installiere|nimm|hole)\b",
+    r"\b(?:remplace|installe|utilise|prends)\b",
+    r"\b(?:reemplaza|sustituye|cambia|instala|usa)\b",
+    r"\b(?:substitua|troque|instale|use)\b",
+    r"\b(?:sostituisci|installa|cambia|usa)\b",
+    r"\b(?:vervang|installeer|gebruik)\b",
+    r"\b(?:zamień|zainstaluj|użyj)\b",
+    r"(?:замени|установи|используй|заміни|встанови)",
+    r"\b(?:byt ut|ersätt|installera|använd)\b",
+    r"\b(?:değiştir|kur|kullan)\b",
+    r"替换|换成|改用|安装",
+    r"置き換え|入れ替え|インストール|使って",
+    r"교체|바꿔|설치|사용",
+    r"استبدل|ثبت",
+    r"बदल|इंस्टॉल",
+    r"\b(?:ganti|pasang|gunakan)\b",
+    r"\b(?:thay|cài|dùng)\b",
+)
+_DEPENDENCY = _one_of(
+    r"\b(?:dependenc(?:y|ies)|packages?|librar(?:y|ies)|libs?|modules?|crates?|gems?|wheels?|registry|requirements(?:\.txt)?|"
+    r"package(?:-lock)?\.json|go\.mod|Cargo\.toml|pyproject\.toml)\b",
+    r"`[\w.@/-]+`",
+    r"\b(?:Paket|Abhängigkeit|Bibliothek)\w*",
+    r"\b(?:dépendance|paquet|bibliothèque)\w*",
+    r"\b(?:dependencia|paquete|librería|biblioteca)\w*",
+    r"\b(?:dependência|pacote)\w*",
+    r"\b(?:dipendenz|pacchett|librer)\w*",
+    r"\b(?:afhankelijkheid|pakket)\w*",
+    r"\b(?:zależnoś|pakiet|bibliotek)\w*",
+    r"зависимост|пакет|библиотек|залежн",
+    r"\b(?:beroende|paket)\w*",
+    r"\b(?:bağımlılık|paket)\w*",
+    r"依赖|包|库",
+    r"依存|パッケージ|ライブラリ",
+    r"의존성|패키지|라이브러리",
+    r"الحزمة|التبعيات",
+    r"निर्भरता|पैकेज",
+    r"\bdependensi|\bpustaka",
+    r"phụ thuộc|gói|thư viện",
+)
+
+# --- concealment ---
+_HIDE_FROM = _one_of(
+    r"\b(?:the |your )?(?:users?|humans?|reviewers?|owners?|maintainers?|operators?|team|manager|"
+    r"security team|auditors?|anyone|anybody|nobody|no one|others)\b"
+    # "customer names", "user IDs": what is written, not who is told
+    r"(?!['’]s\b|\s*(?:names?|data|ids?|IDs?|emails?|details|members?|records|information|info|accounts?|numbers?)\b)",
+    r"\bNutzer|\bBenutzer|\bReviewer|\bjemandem|\bniemandem",
+    r"\butilisateur|\brelecteur|\bpersonne\b",
+    r"\busuario|\brevisor|\bnadie\b|\bnadie",
+    r"\busuário|\butilizador|\bninguém",
+    r"\butente|\bnessuno",
+    r"\bgebruiker|\bniemand",
+    r"\bużytkownik\w*|\bnikomu\b",
+    r"пользовател\w*|користувач\w*|никому|нікому",
+    r"\banvändaren|\bingen\b",
+    r"\bkullanıcı\w*|\bkimseye",
+    r"用户|任何人|审核者",
+    r"ユーザー|誰にも|レビュアー",
+    r"사용자|아무에게도|리뷰어",
+    r"المستخدم|أحد",
+    r"उपयोगकर्ता|यूज़र|किसी को",
+    r"\bpengguna|\bsiapa pun",
+    r"người dùng|ai cả",
+)
+_NEG_TELL = _one_of(
+    r"\b(?:do not|don't|never|dont)\s+(?:\w+\s+){0,2}?(?:tell|mention|inform|notify|report|reveal|disclose|say|explain|"
+    r"bring up|alert|show)\b",
+    r"\b(?:erwähne|sag|sage|informiere|berichte|verrate|zeige)\b" + _gap(50) + r"\bnicht\b",
+    r"\b(?:nicht|niemals|kein\w*)\b\s+(?:\w+\s+){0,2}?(?:erwähnen|sagen|informieren|verraten)\b",
+    r"\bne (?:dis|dites|mentionne|mentionnez|signale|informe|préviens|parle)\b|\bn['’](?:informe|en parle)\w*\b",
+    r"\bno (?:le |les )?(?:cuentes|digas|menciones|informes|avises|comentes)\b",
+    r"\bnão (?:conte|diga|mencione|informe|avise|comente)\b",
+    r"\bnon (?:dire|dirlo|menzionare|informare|avvisare|raccontare)\b",
+    r"\b(?:vertel|zeg|meld)\b" + _gap(40) + r"\bniet\b|\bniet (?:vertellen|melden)\b",
+    r"\bnie (?:mów|informuj|wspominaj|zgłaszaj)\b",
+    r"не (?:говори|сообщай|упоминай|рассказывай|кажи|повідомляй|згадуй|розповідай)",
+    r"\b(?:berätta|säg|nämn)\b" + _gap(30) + r"\binte\b",
+    r"\b(?:söyleme|bahsetme|bildirme)\b",
+    r"(?:不要|别|不用|切勿)(?:告诉|提及|提到|透露|通知|说)",
+    r"(?:言わ|伝え|知らせ|報告し)ないで",
+    r"(?:말하지|알리지|언급하지) (?:마|말)",
+    r"لا (?:تخبر|تذكر|تبلغ|تقل)",
+    r"(?:मत|न) (?:बताओ|बताएं|बताना|कहो)|को (?:मत|न) बताएं",
+    r"\bjangan (?:beri tahu|bilang|sebutkan|laporkan)\b",
+    r"\b(?:đừng|không) (?:nói|báo|kể|nhắc)\b",
+)
+_CHANGE_OBJ = _one_of(
+    r"\b(?:(?:this|that|the|these|those|your|its|added|new)\s+)?(?:changes?|commits?|edits?|modifications?|diffs?|cron(?: ?jobs?)?|"
+    r"backdoors?|scripts?|hooks?|what you (?:did|changed|ran))\b",
+    r"\bÄnderung|\bCommit",
+    r"\bchangement|\bmodification",
+    r"\bcambio|\bmodificación",
+    r"\bmudança|\balteração",
+    r"\bmodifica",
+    r"\bwijziging",
+    r"\bzmian",
+    r"изменени|зміну|змін",
+    r"\bändring",
+    r"\bdeğişiklik",
+    r"改动|修改|更改|变更",
+    r"変更",
+    r"변경",
+    r"التغيير",
+    r"बदलाव",
+    r"\bperubahan",
+    r"thay đổi",
+)
+_HIDE = _one_of(
+    r"\b(?:hide|conceal|disguise|bury|camouflage|cover up|smuggle|sneak)\b",
+    r"\b(?:verstecke|verschleiere|verbirg|tarne)\b",
+    r"\b(?:cache[rz]? (?:le|la|les|ce|cette|ces)|dissimule|camoufle)\b",
+    r"\b(?:oculta|esconde|disimula|camufla)\b",
+    r"\b(?:oculte|esconda|disfarce)\b",
+    r"\b(?:nascondi|occulta|maschera)\b",
+    r"\b(?:verberg|verstop)\b",
+    r"\bukryj|\bzamaskuj",
+    r"скрой|спрячь|замаскируй|сховай|приховай",
+    r"\bdölj|\bgöm\b",
+    r"\bgizle",
+    r"隐藏|藏在|藏到|掩盖|伪装",
+    r"隠して|隠す|紛れ込ませ",
+    r"숨기|숨겨",
+    r"أخف|اخف",
+    r"छुपा|छिपा",
+    r"\bsembunyikan",
+    r"\bgiấu|\bche giấu",
+)
+_ERASE = _one_of(
+    r"\b(?:delete|clear|wipe|erase|remove|truncate|purge|shred|scrub|rewrite)\b",
+    r"\b(?:lösche|leere|entferne)\b",
+    r"\b(?:efface|supprime|vide)\b",
+    r"\b(?:borra|elimina|limpia|apaga|remova|exclua|limpe)\b",
+    r"\b(?:cancella|svuota)\b",
+    r"\b(?:verwijder|wis)\b",
+    r"\b(?:usuń|wyczyść)\b",
+    r"(?:удали|очисти|сотри|видали|очисти)",
+    r"\b(?:radera|rensa|ta bort)\b",
+    r"\b(?:sil|temizle)\b",
+    r"删除|删掉|清除|清空|抹掉",
+    r"削除|消し|消去",
+    r"삭제|지워",
+    r"احذف|امسح",
+    r"हटा|मिटा",
+    r"\b(?:hapus|bersihkan)\b",
+    r"\b(?:xóa)\b",
+)
+_TRACES = _one_of(
+    r"\b(?:shell|bash|zsh|terminal|command) history\b",
+    r"\b\.(?:bash|zsh)_history\b",
+    r"\baudit (?:logs?|trail|entries|events)\b",
+    r"\b(?:traces?|evidence|tracks)\b",
+    r"\bSpuren|\bAudit-?Logs?|\bVerlauf",
+    r"\bhistorique (?:du terminal|des commandes|du shell)|\btraces?\b|\bjournaux d['’]audit",
+    r"\bhistorial (?:de comandos|del terminal)|\brastros?\b|\bregistros de auditor[ií]a",
+    r"\bhistórico (?:do terminal|de comandos)|\blogs de auditoria|\bregistros de auditoria",
+    r"\btracce\b|\blog di audit",
+    r"\bsporen\b|\baudit-?logs?",
+    r"\bślady|\bślad\w*|\blogi audytu",
+    r"следы|сліди|журнал\w* аудита|історію команд|историю команд",
+    r"\bspår\b|\bgranskningslogg",
+    r"\bizler\w*|\bdenetim günlük",
+    r"痕迹|审计日志|命令历史",
+    r"痕跡|監査ログ|履歴",
+    r"흔적|감사 로그|기록",
+    r"سجلات التدقيق|الأثر|الآثار",
+    r"सबूत|निशान|ऑडिट लॉग",
+    r"\bjejak|\blog audit",
+    r"dấu vết|nhật ký kiểm toán",
+)
+_SECRECY_PURPOSE = _one_of(
+    r"\b(?:so|so that)\s+(?:nobody|no one|no-one|the user|users?|reviewers?|the reviewers?|anyone|they|the team)\s+"
+    r"(?:\w+\s+)?(?:notices?|knows?|finds? out|sees?|can tell|won't notice|doesn't notice|never (?:knows?|notices?|sees?))\b",
+    r"\b(?:nobody|no one|no-one)\s+(?:needs|has|ought)\s+to\s+know\b(?=\s*[.;,!)]|\s*$)",
+    r"\b(?:without|before) (?:anyone|the user|reviewers?|the team) (?:noticing|knowing|finding out|seeing)\b",
+    r"\b(?:no|leave no|leaves no|without a) trace\b",
+    r"\bcover (?:your|the|its|our) tracks\b",
+    r"\b(?:doesn't|does not|won't|will not|don't|do not) (?:show up|appear)\b"
+    + _gap(30)
+    + r"\b(?:history|log|diff|PR|review)",
+    r"\bunbemerkt\b|\bsans laisser de trace|\bsin dejar rastro|\bsem deixar rastro|\bsenza lasciare traccia|"
+    r"\bbez śladu|без следа|без сліду|不留痕迹|痕跡を残さ|흔적을 남기지",
+)
+_DEFLECT = (
+    r"\b(?:if|when)\s+(?:the user|anyone|someone|they|reviewers?|the reviewer)\s+asks?\s+(?:what|why|whether|if|how)\s+"
+    r"(?:you|we|it|the \w+|they)\s+(?:\w+\s+){0,2}?(?:changed|did|ran|removed|deleted|skipped|disabled|added|modified|"
+    r"touched|were|was)\b" + _gap(60) + r"\b(?:only|just|say|tell|claim|pretend|deny|answer|reply|mention)\b"
+)
+
+# --- instructions hidden in code comments ---
+_COMMENT_ADDRESSEE = _one_of(
+    r"(?:AI|LLM|coding)[ -]?(?:agents?|assistants?|models?)?",
+    r"(?:the |an? )?(?:AI )?assistants?",
+    r"copilot|claude(?: code)?|cursor|codex|chatgpt|gpt-?\d?|gemini",
+    r"(?:the |any |all )?agents?",
+    r"LLMs?",
+    r"(?:the |den |dem )?(?:KI|Assistenten|Agenten)",
+    r"(?:l['’])?(?:IA|assistant|agent)",
+    r"(?:el |la |o |a |al )?(?:IA|asistente|agente|assistente)",
+    r"(?:l['’])?(?:assistente|agente)",
+    r"(?:de )?(?:assistent|agent)",
+    r"(?:ИИ|ИИ-агента|агента|ассистента|асистента|агент)",
+    r"AI(?:アシスタント|エージェント)?|アシスタント|エージェント",
+    r"AI ?어시스턴트|에이전트",
+    r"AI助手|助手|智能体",
+    r"المساعد|الوكيل",
+)
+_COMMENT_NOTE = r"(?:(?:note|notice|todo|fixme|hack|xxx|nb|important|instruction|message|hint|hinweis|remarque|nota|notitie|uwaga|примечание|заметка|注意|メモ|참고)\b\s*)"
+_COMMENT_FOR = r"(?:(?:for|to|für|an|pour|à|para|per|voor|dla|для|до|till|için)\s+(?:the |all |any |den |dem |die |l['’]|le |la |el |o |a |de |il )?)"
+_HIDDEN_COMMENT = (
+    r"(?im)^[ \t]*(?:#+|//+|/\*+|\*|--|;+|%|'|REM\b|\{-|\(\*)[ \t]*"
+    + rf"(?:{_COMMENT_NOTE}(?:\(\s*)?)?(?:{_COMMENT_FOR})?{_COMMENT_ADDRESSEE}(?:\s*\))?"
+    + r"(?:へ|에게|には)?[ \t]*[:：,—–-][ \t]*"
+    + _gap(120)
+    + _ORDER_VERB
+)
+
+# --- fake chat-role markup in JSON, YAML or XML ---
+_ROLE_KEY = (
+    r"(?:role|rolle|rôle|rol|ruolo|roll|роль|rola|角色|役割|역할|author|speaker|sender|from|persona|"
+    r"message_type|msg_type|channel)"
+)
+_ROLE_VALUE = (
+    r"(?:system|developer|operator|admin(?:istrator)?|root|supervisor|sistema|système|systeem|systemet|sistem|"
+    r"systemowy|система|систем|系统|システム|시스템|النظام|सिस्टम|hệ thống|管理员|管理者|관리자|разработчик|"
+    r"entwickler|développeur|desarrollador|desenvolvedor|sviluppatore)"
+)
+_CONTENT_KEY = (
+    r"(?:content|contents|text|message|msg|body|instructions?|prompt|inhalt|nachricht|contenu|contenido|mensaje|"
+    r"conteúdo|mensagem|contenuto|messaggio|inhoud|treść|содержание|текст|сообщение|innehåll|içerik|内容|メッセージ|"
+    r"내용|메시지|المحتوى|सामग्री|isi|nội dung)"
+)
+_ROLE_MARKUP = _one_of(
+    # {"role": "sistema", "content": …}, {"author": "system", "text": …}, YAML role: system / content: …
+    rf"[\"']?{_ROLE_KEY}[\"']?\s*[:=]\s*[\"']?{_ROLE_VALUE}[\"']?\s*[,\n}}]"
+    + r"(?:[^\n]{0,80}\n?){0,2}?"
+    + rf"[ \t{{,]*[\"']?{_CONTENT_KEY}[\"']?\s*[:=]\s*\S",
+    # <message role="system">three or more words</message>, <turn speaker="operator">…
+    rf"<[\w:-]+\s[^<>]{{0,80}}?\b{_ROLE_KEY}\s*=\s*[\"']{_ROLE_VALUE}[\"'][^<>]{{0,80}}>\s*(?:[^<\s]+\s+){{2,}}[^<\s]",
+    # <admin_directive>, <system-override>, <sys_msg>, <系统指令>
+    r"<\s*[\w-]{0,20}?(?:system|sys|admin|operator|developer|root|supervisor|policy)[_-]?(?:msg|message|prompt|"
+    r"directives?|instructions?|override|commands?|notice|orders?|rules?|note)s?\b[^<>]{0,80}>\s*(?:[^<\s]+\s+){2,}",
+    r"<\s*(?:系统|系統|システム|시스템|管理员|管理者|관리자)(?:指令|指示|消息|メッセージ|메시지|命令|지시|通知)\s*>",
+)
+
+FAMILIES["bypasses a safeguard"] = [
+    # a bypass flag used in an instruction, not only as a standing rule ("commit with --no-verify")
+    rf"(?i){_A0}\b(?:commit|push|pass|add|use|append|run|merge|committe|mit|avec|con|com|z|с|med|ile|dengan|với)\b"
+    rf"{_gap(40)}{_BYPASS_TOKEN}",
+    rf"(?i){_A0}{_BYPASS_TOKEN}{_gap(20)}(?:でコミット|로 커밋|提交|committen|commit)",
+    # a check disabled or skipped for speed or convenience ("disable it to save time", "the hooks are slow")
+    rf"(?i)(?:{_DISABLE}{_gap(40)}(?:{_SAFEGUARD_TARGET}|{_SCANNER}|\bit\b)|{_SAFEGUARD_TARGET}{_gap(20)}{_DISABLE}|"
+    rf"{_SKIPPED_SUITE}){_gap_sentence(120)}{_CONVENIENCE}",
+    rf"(?i)(?:{_SAFEGUARD_TARGET}|{_SCANNER}){_gap(60)}{_CONVENIENCE}{_gap_sentence(80)}(?:{_DISABLE}|{_SKIPPED_SUITE}|{_BYPASS_TOKEN})",
+    rf"(?i){_A0}{_CONVENIENCE}{_gap(60)}(?:{_SAFEGUARD_TARGET}|{_SCANNER}){_gap(20)}(?:{_DISABLE}|スキップ)",
+    rf"(?i){_A0}{_CONVENIENCE}{_gap_sentence(40)}{_DISABLE}{_gap(40)}(?:{_SAFEGUARD_TARGET}|{_SCANNER})",
+    # review made optional, and merged directly
+    rf"(?i)(?:{_SAFEGUARD_TARGET}|\brevue de code|\bprzegląd kodu){_gap(40)}{_OPTIONAL}{_gap_sentence(80)}{_SHIP_DIRECTLY}",
+    # the required checks turned off and merged directly
+    rf"(?i){_A0}{_DISABLE}{_gap(40)}\b(?:required|status|mandatory|wymagane|erforderlich\w*)\b{_gap(30)}(?:{_SAFEGUARD_TARGET}|\bkontrole\b)"
+    rf"{_gap_sentence(60)}{_SHIP_DIRECTLY}",
+]
+
+# A family with a gate is tried only on readings where the gate matches: one cheap scan for a concept
+# every pattern of the family needs, instead of every pattern on every text.
+GATES: dict[str, str] = {
+    "bypasses a safeguard": _one_of(
+        _BYPASS_TOKEN, _CONVENIENCE, _OPTIONAL, r"\brequired\b|\bwymagane\b|\berforderlich"
+    ),
+    "sends secrets out": _one_of(_OUTSIDE, r"\$\("),
+    "discloses secrets": _SECRET_VALUE,
+    "claims approval for a risky action": _one_of(
+        _ASSERTED_AUTHORITY, r"\b(?:already|pre-?)(?:approved|cleared)\b"
+    ),
+    "escalates privileges": _one_of(_PRIV_TOKEN, _ADMIN_ROLE, r"\*|\bwildcard\b|\beveryone\b|\bpublic\b"),
+    "tampers with dependencies": _one_of(_DEP_TOKEN, _INTEGRITY, _UNTRUSTED_SOURCE),
+    "conceals its actions": _one_of(
+        _NEG_TELL, _HIDE, _TRACES, _SECRECY_PURPOSE, r"\bout of\b|\bsquash|\basks?\b"
+    ),
+}
+
+FAMILIES.update(
+    {
+        "sends secrets out": [
+            # a send verb, a secret and a destination outside the team, in either order
+            rf"(?i){_A0}{_SEND_LEAD}{_gap(60)}{_SECRET_THING}{_gap_sentence(120)}{_OUTSIDE}",
+            rf"(?i){_A0}{_SECRET_THING}{_gap(120)}{_OUTSIDE}{_gap(60)}{_SEND_FINAL}",
+            rf"(?i){_A0}{_SECRET_THING}{_gap(60)}{_SEND_FINAL}{_gap(60)}{_OUTSIDE}",
+            rf"(?i){_A0}{_SEND_LEAD}{_gap(40)}{_OUTSIDE}{_gap(40)}{_SECRET_THING}",
+            rf"(?i){_A0}{_DNS_EXFIL}",
+        ],
+        "discloses secrets": [
+            # a secret's value printed, logged or written where people read it
+            rf"(?i){_A0}{_DISCLOSE_VERB}{_gap(40)}{_SECRET_VALUE}{_gap(80)}(?:\b(?:in|into|to|on|ins|dans|au|en|em|nel|nei|na|w|в|у|i|içine|ke|vào)\b|에|に|到|进){_gap(30)}{_READ_PLACE}",
+            rf"(?i){_A0}{_SECRET_VALUE}{_gap(60)}{_READ_PLACE}{_gap(30)}(?:{_DISCLOSE_FINAL}|{_DISCLOSE_VERB})",
+            rf"(?i){_A0}\b(?:log|print|echo|dump)s?\b{_gap(10)}\b(?:os\.environ|process\.env|all (?:env(?:ironment)? var(?:iable)?s|secrets))\b",
+        ],
+        "claims approval for a risky action": [
+            # "the security team already approved …: turn off MFA", "per the CTO, push straight to production"
+            rf"(?i)(?:{_ASSERTED_AUTHORITY}{_gap(40)}{_APPROVED}|{_APPROVED}{_gap(20)}\b(?:by|von|par|por|da|door|przez)\b{_gap(10)}{_ASSERTED_AUTHORITY}|"
+            rf"\b(?:per|laut|selon|según|segundo|secondo|volgens)\s+(?:the |der |le |el |o |il |de )?{_ASSERTED_AUTHORITY})"
+            rf"{_gap_sentence(140)}{_RISKY}",
+            rf"(?i){_A0}{_RISKY}{_gap_sentence(80)}(?:{_ASSERTED_AUTHORITY}{_gap(30)}{_APPROVED}|\b(?:already|pre-?)(?:approved|cleared)\b)",
+            rf"(?i){_A0}{_URGENT}{_gap_sentence(80)}(?:{_ASSERTED_AUTHORITY}{_gap(30)}{_APPROVED}|\balready (?:approved|cleared)\b)"
+            rf"{_gap_sentence(80)}{_RISKY}",
+        ],
+        "escalates privileges": [
+            rf"(?i){_A0}{_PRIV_TOKEN}",
+            # yourself, the bot or everyone made admin or owner
+            rf"(?i){_A0}{_PROMOTE}{_gap(50)}{_SELF_OR_BOT}{_gap(50)}{_ADMIN_ROLE}",
+            rf"(?i){_A0}{_PROMOTE}{_gap(50)}{_ADMIN_ROLE}{_gap(40)}\b(?:to|for|an|à|a|para|per|aan|dla|для|till|için)\b{_gap(10)}{_SELF_OR_BOT}",
+            rf"(?i){_A0}{_SELF_OR_BOT}{_gap(30)}{_ADMIN_ROLE}{_gap(20)}(?:{_PROMOTE}|として|로|으로)",
+            rf"(?i){_A0}{_WILDCARD_GRANT}",
+        ],
+        "orders the agent by name": [
+            rf"(?im){_VOCATIVE}{_gap(100)}{_ORDER_VERB}",
+        ],
+        "conditional trigger": [
+            rf"(?i){_A0}{_TRIGGER}{_gap_sentence(120)}{_TRIGGERED_HARM}",
+        ],
+        "tampers with dependencies": [
+            rf"(?i){_A0}{_DEP_TOKEN}",
+            rf"(?i)(?:{_DISABLE}|\bignor\w*|\bremove|\bdelete|\bturn off|\bzet\b){_gap(40)}{_INTEGRITY}",
+            rf"(?i){_A0}{_INTEGRITY}{_gap(20)}(?:{_DISABLE}|無効|无效|\buit\b|\boff\b)",
+            rf"(?i){_A0}{_DEP_SWAP}{_gap(60)}{_DEPENDENCY}{_gap(80)}{_UNTRUSTED_SOURCE}",
+            rf"(?i){_A0}{_DEP_SWAP}{_gap(80)}{_UNTRUSTED_SOURCE}{_gap(40)}{_DEPENDENCY}",
+            rf"(?i){_A0}{_DEP_SWAP}{_gap(60)}\b(?:from|von|de|da|van|z|с|från|dari|từ)\b{_gap(15)}{_UNTRUSTED_SOURCE}",
+            rf"(?i){_A0}{_DEPENDENCY}{_gap(60)}{_UNTRUSTED_SOURCE}{_gap(30)}(?:{_DEP_SWAP}|に置き換え)",
+        ],
+        "conceals its actions": [
+            rf"(?i){_A0}{_NEG_TELL}{_gap(60)}{_HIDE_FROM}",
+            rf"(?i){_A0}{_HIDE_FROM}{_gap(10)}(?:に|에게|ga|a)?{_gap(20)}{_NEG_TELL}",
+            rf"(?i){_A0}{_HIDE}{_gap(60)}{_CHANGE_OBJ}|{_CHANGE_OBJ}{_gap(30)}{_HIDE}",
+            rf"(?i){_A0}\bkeep\b{_gap(20)}{_CHANGE_OBJ}{_gap(20)}\bout of\b{_gap(40)}\b(?:summary|report|changelog|description|PR|review|notes|"
+            r"answer|reply|history)\b",
+            rf"(?i){_A0}{_ERASE}{_gap(40)}{_TRACES}",
+            rf"(?i){_A0}{_SECRECY_PURPOSE}",
+            rf"(?i){_A0}\bsquash\w*{_gap(80)}(?:{_HIDE}|\bso\b{_gap(30)}\b(?:doesn't|does not|won't|isn't)\b)",
+            rf"(?i){_A0}{_DEFLECT}",
+        ],
+        "instructions hidden in code comments": [
+            _HIDDEN_COMMENT,
+        ],
+        "fake chat-role markup": [
+            rf"(?i){_A0}{_ROLE_MARKUP}",
+        ],
+    }
+)
+
+
 # A warning *against* doing the thing ("we stopped recommending curl | bash installers", "never pipe
 # curl to sh") is a lesson, not an attack: the family matched inside a sentence led by one of these.
 AGAINST = re.compile(
@@ -2023,16 +3010,31 @@ _INTENT_FAMILIES = (
     "asks for credentials",
     "disables safeguards",
     "persists itself",
+    "bypasses a safeguard",
+    "sends secrets out",
+    "discloses secrets",
+    "claims approval for a risky action",
+    "escalates privileges",
+    "orders the agent by name",
+    "conditional trigger",
+    "tampers with dependencies",
+    "conceals its actions",
 )
 EXCUSES: dict[str, tuple[re.Pattern, ...]] = {
     **{family: (WARNING_LEAD, WARNING_ANYWHERE) for family in _INTENT_FAMILIES},
     "disables safeguards": (WARNING_LEAD, WARNING_ANYWHERE, NARROW_EXCEPTION),
+    "bypasses a safeguard": (WARNING_LEAD, WARNING_ANYWHERE, NARROW_EXCEPTION),
 }
 
 
 @lru_cache(maxsize=1)
 def _compiled() -> list[tuple[str, re.Pattern]]:
     return [(family, re.compile(pattern)) for family, patterns in FAMILIES.items() for pattern in patterns]
+
+
+@lru_cache(maxsize=1)
+def _compiled_gates() -> dict[str, re.Pattern]:
+    return {family: re.compile("(?i)" + _A0 + gate) for family, gate in GATES.items()}
 
 
 def _sentence_of(text: str, start: int, end: int) -> str:
@@ -2068,10 +3070,18 @@ def injection_reasons(text: str) -> list[str]:
     if not text or not text.strip():
         return []
     found: list[str] = []
+    gates = _compiled_gates()
     for reading in variants(text):
+        open_gates: dict[str, bool] = {}
         for family, pattern in _compiled():
             if family in found:
                 continue
+            gate = gates.get(family)
+            if gate is not None:
+                if family not in open_gates:
+                    open_gates[family] = gate.search(reading) is not None
+                if not open_gates[family]:
+                    continue
             if any(not _excused(family, reading, match) for match in pattern.finditer(reading)):
                 found.append(family)
     return found
