@@ -62,12 +62,13 @@ def dev_examples(data: Path) -> Examples:
         "dedup_pairs.jsonl",
         "dedup_governed_dev.jsonl",
         "extraction_sessions.txt",
+        "extraction_sessions_dev2.txt",
     ):
         path = data / name
         if not path.exists():
             continue
         used.append(path)
-        if name == "extraction_sessions.txt":
+        if name.startswith("extraction_sessions"):
             for line in path.read_text().splitlines():
                 if line.startswith("LESSON["):
                     for variant in line.split("]:", 1)[1].split(" || "):
