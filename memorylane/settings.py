@@ -394,6 +394,9 @@ MEMORY_LANE: dict = {
     # A text whose content-bearing tokens are all the same, in the same roles, is the same fact from this
     # cosine up (an identical reading, ordinary words included).
     "UPSERT_SAME_TOKENS_COSINE": 0.65,
+    # Between texts not both in Latin script the model's cosine vouches for a rewording or a changed fact
+    # only when they share at least this share of their words (memory/services/language.py).
+    "UPSERT_OTHER_LANGUAGE_JACCARD": 0.5,
     # From this cosine up, a rewording whose only differences are in ordinary words (verbs, adverbs, a
     # detail added) and that keeps every strong token, the polarity, the scope and the roles is the same
     # fact (a NOOP that reinforces).
@@ -707,17 +710,19 @@ MEMORY_LANE: dict = {
     "SECRET_RULE_GAP_CHARS": 200,  # an unbounded gap (".*") of a rule matches at most this many characters
     "INTENT_SCREEN_FILE": "",
     "INTENT_SCREEN_THRESHOLD": None,
-    # The model reads English: the screen of intent judges texts of which at least this share of words are
-    # common English words (function words, the usual verbs of an instruction), in training as in use.
-    "INTENT_SCREEN_ENGLISH_SHARE": 0.25,
-    "INTENT_SCREEN_ENGLISH_WORDS": (
+    # The model reads English (memory/services/language.py): a text reads as English when at least this
+    # share of its words are common English words. The screen of intent judges only those, and the upsert
+    # lets a cosine vouch for a rewording only between them.
+    "ENGLISH_TEXT_SHARE": 0.25,
+    "LATIN_SCRIPT_SHARE": 0.5,  # a text is in Latin script when at least this share of its letters are
+    "ENGLISH_TEXT_WORDS": (
         "the a an and or but if then else of to in on at by for from with without into onto over under "
         "is are was were be been being do does did done have has had will would can could should must may "
         "might shall not no never always all any every each some this that these those it its they them "
         "their we our us you your he she his her i me my who what when where which why how there here "
         "as so than too very just only also before after again once now use run make keep set add get put "
         "please ignore forget instead rather new rule rules other agent assistant"
-    ).split(),
+    ),
     # The build: the benign share held for review the threshold may cost in cross-validation, its folds,
     # and the regularization strengths tried.
     "INTENT_SCREEN_MAX_BENIGN_HELD": 0.01,

@@ -253,7 +253,9 @@ def transcript_lessons(messages: list[tuple[int, str, str]], project: str) -> li
                     # "Don't hand edit those. Hand edits drifted last time": the reason after the rule.
                     earlier, earlier_kind, first, _ = found.pop()
                     addition = lessons.strip_filler(sentence)
-                    note = lessons.rewrite(f"{earlier.rstrip('.')}; {addition[0].lower()}{addition[1:]}", project)
+                    note = lessons.rewrite(
+                        f"{earlier.rstrip('.')}; {addition[0].lower()}{addition[1:]}", project
+                    )
                     found.append((note, earlier_kind, first, index))
                     previous_kept = position
                 continue
@@ -287,7 +289,9 @@ def _preference(memory_type: str) -> int:
 
 def _continues(previous_note: str, sentence: str) -> bool:
     """An instruction that completes the negative rule before it ("Don't X. Use Y.")."""
-    negative = re.search(r"\b(?:don'?t|do not|never|not|nothing|no one|nobody|avoid)\b", previous_note, re.IGNORECASE)
+    negative = re.search(
+        r"\b(?:don'?t|do not|never|not|nothing|no one|nobody|avoid)\b", previous_note, re.IGNORECASE
+    )
     return bool(negative and lessons.IMPERATIVE_START.match(lessons.strip_filler(sentence)))
 
 

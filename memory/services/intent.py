@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -27,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from memory.conf import setting
+from memory.services.language import reads_as_english
 
 logger = logging.getLogger(__name__)
 
@@ -74,27 +74,6 @@ def intent_model() -> IntentModel | None:
         threshold=float(data["threshold"] if threshold is None else threshold),
         model=data.get("model", ""),
     )
-
-
-WORD_RE = re.compile(r"[^\W\d_]+")
-
-
-@lru_cache(maxsize=1)
-def _english_words() -> frozenset[str]:
-    return frozenset(setting("INTENT_SCREEN_ENGLISH_WORDS"))
-
-
-def reads_as_english(text: str) -> bool:
-    """Whether ``text`` is English enough for the model's vectors to carry what it asks: the
-    embedding model was trained on English, and in other languages its vectors tell little of intent
-    (dev, stop 48: 66% of payloads held at 1% of legitimate texts with English data, 10% once
-    legitimate texts in 14 languages joined). Pure: the share of its words that are common English
-    words (``INTENT_SCREEN_ENGLISH_SHARE``), letters outside Latin counting against it."""
-    words = [word.lower() for word in WORD_RE.findall(text)]
-    if not words:
-        return False
-    english = sum(word in _english_words() for word in words)
-    return english / len(words) >= setting("INTENT_SCREEN_ENGLISH_SHARE")
 
 
 def intent_reasons(vector, text: str) -> list[str]:

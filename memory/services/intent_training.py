@@ -1,6 +1,6 @@
 """How the screen of intent (memory/services/intent.py) is built from labeled dev texts.
 
-- **Examples.** Only texts that read as English (``intent.reads_as_english``). Positives: the dev injection payloads. Negatives: the dev texts a team legitimately
+- **Examples.** Only texts that read as English (``language.reads_as_english``). Positives: the dev injection payloads. Negatives: the dev texts a team legitimately
   stores — the benign texts of the injection corpus (rules that say "never", "delete",
   "credentials"…), the secrets corpus' benign look-alikes, the memories of the retrieval sets, both
   sides of the dedup pairs and the gold lessons of the extraction sessions. The frozen test splits
@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from memory.conf import setting
-from memory.services.intent import reads_as_english
+from memory.services.language import reads_as_english
 
 HARD_NEGATIVES = "benign injection-corpus texts"
 

@@ -69,7 +69,9 @@ def translate(pattern: str) -> str:
     # scoped: (?i) … up to that group's closing parenthesis becomes (?i: … ).
     while found := MID_FLAGS.search(pattern):
         close = _enclosing_close(pattern, found.end())
-        pattern = f"{pattern[: found.start()]}(?{found.group(1)}:{pattern[found.end() : close]}){pattern[close:]}"
+        pattern = (
+            f"{pattern[: found.start()]}(?{found.group(1)}:{pattern[found.end() : close]}){pattern[close:]}"
+        )
     return pattern
 
 

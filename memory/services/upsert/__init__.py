@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from memory.conf import setting
+from memory.services.language import latin_script
 from memory.services.upsert.compare import Change, compare
 from memory.services.upsert.tokens import (
     Token,
@@ -152,16 +153,23 @@ def decide_pair(new: Side, old: Side, cosine: float, *, same_lesson_cosine: floa
         return Decision(ADD, f"different scope ({conflict})", old.ref, cosine, overlap)
     if content_hash(new.text) == content_hash(old.text):
         return Decision(NOOP, "same text", old.ref, cosine, 1.0)
-    near_identical = cosine >= setting("NOOP_COSINE") or overlap >= setting("NOOP_JACCARD")
-    close = near_identical or cosine >= setting("UPDATE_COSINE")
-    lesson = same_lesson_cosine is not None and cosine >= same_lesson_cosine
+    # The model reads English (memory/services/language.py): between texts in another script its
+    # cosine vouches for nothing unless they share words.
+    latin = latin_script(new.text) and latin_script(old.text)
+    cosine_vouches = latin or overlap >= setting("UPSERT_OTHER_LANGUAGE_JACCARD")
+    seen = cosine if cosine_vouches else 0.0
+    near_identical = seen >= setting("NOOP_COSINE") or overlap >= setting("NOOP_JACCARD")
+    close = near_identical or seen >= setting("UPDATE_COSINE")
+    lesson = same_lesson_cosine is not None and seen >= same_lesson_cosine
     far = f"no close memory (closest cosine {cosine:.2f})"
-    if not (close or lesson) and cosine < setting("UPSERT_SAME_TOKENS_COSINE"):
+    if not cosine_vouches:
+        far = f"no close memory (cosine {cosine:.2f} between texts the model does not read, few words shared)"
+    if not (close or lesson) and seen < setting("UPSERT_SAME_TOKENS_COSINE"):
         return Decision(ADD, far, old.ref, cosine, overlap)
     comparison = compare(old.text, new.text)
     changes = comparison.changes
     if not changes:
-        if comparison.identical and (near_identical or cosine >= setting("UPSERT_SAME_TOKENS_COSINE")):
+        if comparison.identical and (near_identical or seen >= setting("UPSERT_SAME_TOKENS_COSINE")):
             wording = "near-identical" if near_identical else "reworded"
             reason = f"{wording}, every content-bearing token the same, in the same roles"
             return Decision(NOOP, reason, old.ref, cosine, overlap)
@@ -170,7 +178,7 @@ def decide_pair(new: Side, old: Side, cosine: float, *, same_lesson_cosine: floa
         reworded_cosine = setting(
             "UPSERT_SAME_TOKENS_COSINE" if comparison.spelled_out else "UPSERT_REWORDED_COSINE"
         )
-        if close or lesson or cosine >= reworded_cosine:
+        if close or lesson or seen >= reworded_cosine:
             shown = ", ".join(comparison.reworded[:6]) or "order"
             reason = f"reworded ({shown}), the same content-bearing tokens in the same roles"
             return Decision(NOOP, reason, old.ref, cosine, overlap)

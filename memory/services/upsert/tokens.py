@@ -21,7 +21,7 @@ from memory.conf import setting
 
 ADD, UPDATE, NOOP = "ADD", "UPDATE", "NOOP"
 
-WORD_RE = re.compile(r"[a-z0-9]+")
+WORD_RE = re.compile(r"[^\W_]+")  # letters and digits of any script: Cyrillic or Hangul words are words
 
 
 def _words(text: str) -> frozenset[str]:

@@ -14,8 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bench.splits import DATA, checksum
-from memory.services.intent import MODEL_FILE, flagged, intent_model, reads_as_english
+from memory.services.intent import MODEL_FILE, flagged, intent_model
 from memory.services.intent_training import HARD_NEGATIVES, threshold_for
+from memory.services.language import reads_as_english
 
 
 @given(
