@@ -1,6 +1,6 @@
 """The screen of intent (issue 43, DESIGN.md §8): what a memory would make an agent *do*.
 
-The wording screen (``memory/services/injection.py``) knows phrasings; a payload in words it has no
+The wording screen (``memory/services/injection/``) knows phrasings; a payload in words it has no
 pattern for passes it. This screen reads the sentence vector the store computes anyway and asks a
 small linear classifier whether the text instructs its reader to act against the team — run
 destructive commands, disclose or ask for credentials, skip reviews or tests, widen its own
