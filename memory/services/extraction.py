@@ -230,16 +230,12 @@ def transcript_lessons(messages: list[tuple[int, str, str]], project: str) -> li
                     if found and found[-1][3] >= index - 2:
                         note, kind, first, _ = found.pop()
                         addition = lessons.strip_filler(sentence)
-                        merged = lessons.rewrite(
-                            f"{note.rstrip('.')}; {addition[0].lower()}{addition[1:]}", project
-                        )
-                        found.append((merged, kind, first, index))
+                        found.append((lessons.rewrite(_joined(note, addition), project), kind, first, index))
                     continue
             if position > 0 and found and found[-1][2] == index and _continues(found[-1][0], sentence):
                 # "Don't format money with float division. Use Decimal…": the rule and its remedy.
                 note, kind, first, _ = found.pop()
-                remedy = f"{note.rstrip('.')}; {sentence[0].lower()}{sentence[1:]}"
-                found.append((lessons.rewrite(remedy, project), kind, first, index))
+                found.append((lessons.rewrite(_joined(note, sentence), project), kind, first, index))
                 continue
             kind = lessons.classify(text, role, confirmed=confirmed)
             if kind is None:
@@ -253,10 +249,9 @@ def transcript_lessons(messages: list[tuple[int, str, str]], project: str) -> li
                     # "Don't hand edit those. Hand edits drifted last time": the reason after the rule.
                     earlier, earlier_kind, first, _ = found.pop()
                     addition = lessons.strip_filler(sentence)
-                    note = lessons.rewrite(
-                        f"{earlier.rstrip('.')}; {addition[0].lower()}{addition[1:]}", project
+                    found.append(
+                        (lessons.rewrite(_joined(earlier, addition), project), earlier_kind, first, index)
                     )
-                    found.append((note, earlier_kind, first, index))
                     previous_kept = position
                 continue
             if (
@@ -268,7 +263,7 @@ def transcript_lessons(messages: list[tuple[int, str, str]], project: str) -> li
                 and lessons.supports(sentences[position - 1], role, before=text)
             ):
                 # "Use --vault-password-file. --ask-vault-pass breaks the CI job": the rule and its reason.
-                text = f"{sentences[position - 1].rstrip('.')}; {text[0].lower()}{text[1:]}"
+                text = _joined(sentences[position - 1], text)
             note = lessons.rewrite(text, project)
             if found and found[-1][2] == index and note.startswith(found[-1][0].rstrip(".")):
                 found.pop()  # the same lesson, now with the sentence it depended on
@@ -276,14 +271,20 @@ def transcript_lessons(messages: list[tuple[int, str, str]], project: str) -> li
                 # "In marlin you never change analysis in place. The app only ever queries the alias":
                 # consecutive lesson sentences of one turn are one lesson told in two sentences.
                 earlier, earlier_kind, first, _ = found.pop()
-                note = lessons.rewrite(f"{earlier.rstrip('.')}; {note[0].lower()}{note[1:]}", project)
+                note = lessons.rewrite(_joined(earlier, note), project)
                 kind = min((earlier_kind, kind), key=_preference)
             found.append((note, kind, index, index))
             previous_kept = position
     return found
 
 
+def _joined(first: str, second: str) -> str:
+    """Two sentences of one lesson as one note: "Don't X. Use Y." → "Don't X; use Y"."""
+    return f"{first.rstrip('.')}; {second[0].lower()}{second[1:]}"
+
+
 def _preference(memory_type: str) -> int:
+    """The rank of a lesson's type when two candidates are one lesson (lower is kept)."""
     return PREFERRED_TYPES.index(memory_type) if memory_type in PREFERRED_TYPES else len(PREFERRED_TYPES)
 
 
@@ -374,8 +375,7 @@ def _best(candidates: list[Candidate]) -> list[Candidate]:
         return {w for w in re.findall(r"[a-z0-9_]+", text.lower()) if len(w) > 2} - lessons.STOP_WORDS
 
     def rank(candidate: Candidate) -> tuple:
-        kind = PREFERRED_TYPES.index(candidate.memory_type) if candidate.memory_type in PREFERRED_TYPES else 9
-        return (kind, -len(candidate.content), -candidate.confidence)
+        return (_preference(candidate.memory_type), -len(candidate.content), -candidate.confidence)
 
     kept: list[Candidate] = []
     for candidate in sorted(candidates, key=rank):

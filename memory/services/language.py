@@ -39,8 +39,12 @@ def reads_as_english(text: str) -> bool:
 
 def latin_script(text: str) -> bool:
     """Whether at least ``LATIN_SCRIPT_SHARE`` of the letters of ``text`` are Latin (any accent). Pure."""
+    return _latin_share(text) >= setting("LATIN_SCRIPT_SHARE")
+
+
+@lru_cache(maxsize=1024)  # the upsert asks it of the same texts for every neighbour
+def _latin_share(text: str) -> float:
     letters = [char for char in text if char.isalpha()]
     if not letters:
-        return True
-    latin = sum("LATIN" in unicodedata.name(char, "") for char in letters)
-    return latin / len(letters) >= setting("LATIN_SCRIPT_SHARE")
+        return 1.0
+    return sum("LATIN" in unicodedata.name(char, "") for char in letters) / len(letters)

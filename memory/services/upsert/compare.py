@@ -26,7 +26,7 @@ from itertools import combinations, permutations
 
 from memory.conf import setting
 from memory.services.upsert.reading import Reading, read
-from memory.services.upsert.tokens import _frozen, silenced_at_start, stem, synonyms
+from memory.services.upsert.tokens import _frozen, stem, synonyms
 
 MAX_CLAUSES = 6  # clauses matched by trying every matching: a handful at most
 
@@ -121,8 +121,8 @@ def compare(old_text: str, new_text: str) -> Comparison:
     explained_new = spelled_new[0] | spelled_old[1]
     # A name at the start of the other text's sentence may have been read as a light verb ("Act
     # stores…" / "…, and Act stores…"): not a removed name.
-    explained_old |= silenced_at_start(new_text)
-    explained_new |= silenced_at_start(old_text)
+    explained_old |= new.silenced
+    explained_new |= old.silenced
     result.spelled_out = bool(spelled_old[0] or spelled_new[0])
     _compare_strong(old, new, result, explained_old, explained_new)
     _compare_scope(old, new, result)

@@ -31,6 +31,7 @@ from memory.services.upsert.tokens import (
     _rewrite_phrases,
     _words,
     content_tokens,
+    silenced_at_start,
     stem,
     word_setting,
 )
@@ -74,6 +75,7 @@ class Reading:
     quantifiers: tuple[tuple[str, str], ...]  # (kind: all or some, as written)
     joined: frozenset[str]  # two neighbouring words as one ("roll back" → "rollback", "log in" → "login")
     relations: frozenset[str]
+    silenced: frozenset[str]  # capitalized light verbs or modals at a sentence start ("Act …", "Use …")
 
 
 def _settings_key() -> tuple:
@@ -165,6 +167,7 @@ def _read(text: str, _key: tuple) -> Reading:
         frames=frames,
         relations=relations,
         quantifiers=quantifiers,
+        silenced=silenced_at_start(text),
     )
 
 
