@@ -38,6 +38,28 @@ def envint(name: str, default: str) -> int:
         raise ImproperlyConfigured(f"{name} must be an integer, not {value!r}") from None
 
 
+# memory.models.TeamRole's values, which the settings cannot import (tests/memorylane/test_signon_settings.py).
+TEAM_ROLES = ("owner", "curator", "member", "reader")
+
+
+def env_group_roles(name: str) -> list[tuple[str, str, str]]:
+    """``group=team:role,group=team:role`` → ``[(group, team, role), ...]``. A group may be named
+    more than once (one group, several teams); a group name may hold ``=`` but not ``,``."""
+    rules = []
+    for item in os.environ.get(name, "").split(","):
+        if not item.strip():
+            continue
+        group, equals, target = item.strip().rpartition("=")
+        team, colon, role = target.partition(":")
+        group, team, role = group.strip(), team.strip(), role.strip()
+        if not (group and equals and team and colon and role in TEAM_ROLES):
+            raise ImproperlyConfigured(
+                f"{name}: {item.strip()!r} is not group=team:role with a role of {', '.join(TEAM_ROLES)}"
+            )
+        rules.append((group, team, role))
+    return rules
+
+
 def parse_database_url(url: str) -> dict:
     """``postgresql://user:password@host:port/name?host=/socket/dir`` → a Django DATABASES entry."""
     parsed = urlparse(url)
@@ -182,6 +204,26 @@ CSRF_FAILURE_VIEW = "memorylane.views.csrf_failure"
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/login/"
+
+# Single sign-on through OpenID Connect (docs/teams.md), off while MEMORYLANE_OIDC_ISSUER is unset;
+# local accounts always work. mozilla-django-oidc reads the OIDC_* names; the provider's endpoints
+# come from its discovery document, fetched when a sign-in first needs them (dashboard/signon.py).
+OIDC_ISSUER = os.environ.get("MEMORYLANE_OIDC_ISSUER", "").strip().rstrip("/")
+OIDC_PROVIDER_NAME = os.environ.get("MEMORYLANE_OIDC_PROVIDER_NAME", "").strip() or "single sign-on"
+OIDC_RP_CLIENT_ID = os.environ.get("MEMORYLANE_OIDC_CLIENT_ID", "").strip()
+OIDC_RP_CLIENT_SECRET = os.environ.get("MEMORYLANE_OIDC_CLIENT_SECRET", "")
+OIDC_RP_SCOPES = os.environ.get("MEMORYLANE_OIDC_SCOPES", "openid email profile").strip()
+OIDC_RP_SIGN_ALGO = os.environ.get("MEMORYLANE_OIDC_SIGN_ALGO", "RS256").strip()
+OIDC_GROUPS_CLAIM = os.environ.get("MEMORYLANE_OIDC_GROUPS_CLAIM", "groups").strip()
+OIDC_GROUP_ROLES = env_group_roles("MEMORYLANE_OIDC_GROUP_ROLES")
+OIDC_TIMEOUT = envint("MEMORYLANE_OIDC_TIMEOUT_SECONDS", "10")  # each call to the provider
+OIDC_USE_PKCE = True
+OIDC_AUTHENTICATION_CALLBACK_URL = "dashboard:signon_callback"
+AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.ModelBackend"]
+if OIDC_ISSUER:
+    if not OIDC_RP_CLIENT_ID:
+        raise ImproperlyConfigured("MEMORYLANE_OIDC_ISSUER is set: set MEMORYLANE_OIDC_CLIENT_ID too")
+    AUTHENTICATION_BACKENDS.append("dashboard.signon.SignOnBackend")
 
 # Security defaults; the production compose file sets DJANGO_SECURE=true behind TLS.
 SECURE = envbool("DJANGO_SECURE")
@@ -992,6 +1034,12 @@ MEMORY_LANE: dict = {
     "MCP_STATELESS": True,
     "MCP_JSON_RESPONSE": True,
     "MCP_AGENT_NAME": "mcp",  # agent_name of memories stored through MCP tools
+    # The dashboard's Connect an agent page (DESIGN.md §6): where teammates install the client and
+    # the Claude Code marketplace from (pipx install "git+<repo>#subdirectory=clients",
+    # /plugin marketplace add <repo>), and the server's URL as agents reach it — empty: the URL the
+    # page was opened at (set it when a proxy rewrites the Host).
+    "CLIENT_REPO_URL": os.environ.get("MEMORYLANE_REPO_URL", "https://github.com/memory-lane/memory-lane"),
+    "PUBLIC_URL": os.environ.get("MEMORYLANE_PUBLIC_URL", ""),
 }
 
 if config_path := os.environ.get("MEMORYLANE_CONFIG"):

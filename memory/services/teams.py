@@ -94,10 +94,12 @@ def member_set_role(*, membership: Membership, role: str) -> Membership:
 
 
 @transaction.atomic
-def member_remove(*, membership: Membership) -> None:
+def member_remove(*, membership: Membership, keep_an_owner: bool = True) -> None:
     """Remove a member: every token of theirs for this team goes with the membership, so it is
-    refused from the next request on. A team keeps at least one owner."""
-    if membership.role == TeamRole.OWNER and _last_owner(membership):
+    refused from the next request on. A team keeps at least one owner, unless ``keep_an_owner`` is
+    false: a single sign-on whose identity provider no longer puts the person in the team's groups
+    removes them all the same (memory.services.signon)."""
+    if keep_an_owner and membership.role == TeamRole.OWNER and _last_owner(membership):
         raise InvalidInput({"member": "A team keeps at least one owner."})
     membership.delete()
 
