@@ -2,6 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from dashboard.views import (
+    connect,
     entities,
     export,
     maturity,
@@ -10,6 +11,7 @@ from dashboard.views import (
     reflections,
     review,
     sessions,
+    signon,
     teams,
     tokens,
 )
@@ -17,11 +19,10 @@ from dashboard.views import (
 app_name = "dashboard"
 
 urlpatterns = [
-    path(
-        "login/",
-        auth_views.LoginView.as_view(template_name="dashboard/login.html", redirect_authenticated_user=True),
-        name="login",
-    ),
+    path("login/", signon.SignInView.as_view(), name="login"),
+    # Single sign-on (OpenID Connect): the provider's registered redirect URI is <origin>/oidc/callback/.
+    path("oidc/authenticate/", signon.SignOnStartView.as_view(), name="signon_start"),
+    path("oidc/callback/", signon.SignOnCallbackView.as_view(), name="signon_callback"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", overview.overview, name="overview"),
     path("review/", review.review_queue, name="review"),
@@ -56,6 +57,7 @@ urlpatterns = [
     path("export/download/", export.export_download, name="export_download"),
     path("tokens/", tokens.token_list, name="tokens"),
     path("tokens/<int:pk>/revoke/", tokens.token_revoke_view, name="token_revoke"),
+    path("connect/", connect.connect, name="connect"),
     path("team/", teams.team_switch, name="team_switch"),
     path("members/", teams.member_list, name="members"),
     path("members/add/", teams.member_add, name="member_add"),

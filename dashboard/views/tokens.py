@@ -27,8 +27,30 @@ def _tokens(request):
     return ApiToken.objects.filter(membership=request.membership).select_related("user")
 
 
-def _form(request, data=None) -> TokenForm:
+def token_form(request, data=None) -> TokenForm:
+    """The token form, offering the scopes the person's role allows."""
     return TokenForm(data, allowed_scopes=request.membership.scopes)
+
+
+def mint(request, form: TokenForm) -> tuple[ApiToken, str] | None:
+    """The token ``form`` describes, created for the signed-in person's membership of the current
+    team, and its key (never stored); None, with the errors on ``form``, when it is invalid or asks
+    for more than the role allows. This page and Connect an agent both mint through here."""
+    if not form.is_valid():
+        return None
+    days = form.cleaned_data["expires_days"]
+    try:
+        return token_create(
+            user=request.user,
+            team=request.team,
+            scopes=form.cleaned_data["scopes"],
+            projects=form.cleaned_data["projects"],
+            name=form.cleaned_data["name"].strip(),
+            expires_at=timezone.now() + timedelta(days=days) if days else None,
+        )
+    except InvalidScopes as exc:
+        form.add_error("scopes", str(exc))
+        return None
 
 
 def _context(request, form: TokenForm, **extra) -> dict:
@@ -39,25 +61,15 @@ def _context(request, form: TokenForm, **extra) -> dict:
 @member_required
 def token_list(request):
     if request.method == "GET":
-        return render_page(request, TEMPLATE, _context(request, _form(request)))
-    form = _form(request, request.POST)
-    if not form.is_valid():
+        return render_page(request, TEMPLATE, _context(request, token_form(request)))
+    form = token_form(request, request.POST)
+    if (minted := mint(request, form)) is None:
         return render_page(request, TEMPLATE, _context(request, form), status=422)
-    days = form.cleaned_data["expires_days"]
-    try:
-        token, key = token_create(
-            user=request.user,
-            team=request.team,
-            scopes=form.cleaned_data["scopes"],
-            projects=form.cleaned_data["projects"],
-            name=form.cleaned_data["name"].strip(),
-            expires_at=timezone.now() + timedelta(days=days) if days else None,
-        )
-    except InvalidScopes as exc:
-        form.add_error("scopes", str(exc))
-        return render_page(request, TEMPLATE, _context(request, form), status=422)
+    token, key = minted
     # Rendered, not redirected: the key exists only in this response and is never stored.
-    response = render_page(request, TEMPLATE, _context(request, _form(request), new_token=token, new_key=key))
+    response = render_page(
+        request, TEMPLATE, _context(request, token_form(request), new_token=token, new_key=key)
+    )
     response["Cache-Control"] = "no-store"
     return response
 

@@ -33,16 +33,21 @@
     showToast("Could not reach the server. Check your connection and try again.");
   });
 
-  // Copy buttons: <button data-copy="#selector">.
+  // Copy buttons: <button data-copy="#selector"> copies that field; a bare <button data-copy> the
+  // code block beside it.
   document.addEventListener("click", (event) => {
     const button = event.target.closest("[data-copy]");
     if (!button) return;
-    const field = document.querySelector(button.dataset.copy);
+    const field = button.dataset.copy
+      ? document.querySelector(button.dataset.copy)
+      : button.parentElement.querySelector("code");
     if (!field) return;
-    field.select();
+    const isField = "value" in field;
+    if (isField) field.select(); else window.getSelection().selectAllChildren(field);
     const done = () => { button.textContent = "Copied"; };
     if (navigator.clipboard && window.isSecureContext) {
-      navigator.clipboard.writeText(field.value).then(done, () => document.execCommand("copy") && done());
+      const text = isField ? field.value : field.textContent;
+      navigator.clipboard.writeText(text).then(done, () => document.execCommand("copy") && done());
     } else if (document.execCommand("copy")) {
       done();
     }

@@ -27,6 +27,7 @@ READ_PAGES = [
     "/export/",
     "/export/download/",
     "/tokens/",
+    "/connect/",
 ]
 OWNER_PAGES = ["/members/"]
 CURATOR_PAGES = [
@@ -58,6 +59,7 @@ MEMBER_ACTIONS = [
     ("/memories/{memory}/feedback/", {"signal": "helpful"}),
     ("/tokens/", {"name": "laptop", "scopes": ["read"]}),
     ("/tokens/{member_token}/revoke/", {}),
+    ("/connect/", {"name": "agent", "scopes": ["read"]}),
     ("/team/", {"team": "acme"}),
 ]
 OWNER_ACTIONS = [
