@@ -8,7 +8,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: run test install chromium node-deps agent-clients lint format bench clean-data
+.PHONY: run test install chromium node-deps agent-clients lint format bench clean-data client docs
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -60,6 +60,20 @@ bench: $(STAMP)
 	$(PY) -m bench.retrieval bench/data/memorylane.jsonl
 	$(PY) -m bench.latency --memories 10000
 	$(PY) -m bench.pipeline
+
+# The memlane client's wheel (standard library only) in dist/, for teammates who do not run the server:
+# `pipx install dist/memlane-*.whl`. Needs only setuptools (the venv's when there is one, not the
+# server's dependencies); the build's scratch folders are removed after.
+CLIENT_PY := $(if $(wildcard $(PY)),$(PY),$(PYTHON))
+client:
+	$(CLIENT_PY) -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir dist ./clients
+	rm -rf clients/build clients/memlane.egg-info
+	@ls dist/memlane-*.whl
+
+# The docs site in site/ (mkdocs-material; the configuration reference is generated from the settings).
+# Strict: a broken link or anchor, a page left out of the nav or an undescribed setting fails it.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 clean-data:
 	$(PY) -m memorylane.embedded stop || true

@@ -23,10 +23,16 @@ from memory.models import (
     Role,
     Session,
     Signal,
+    Source,
     Status,
 )
+from memory.services.store import MAX_PROVENANCE_PATH_CHARS, PROVENANCE_ORIGIN, PROVENANCE_SHA256
 
 ML = settings.MEMORY_LANE
+
+# The sources a token may claim for what it stores; manual, extraction and reflection are the
+# server's own (the dashboard, the memory catcher, the reflection job).
+AGENT_SOURCES = [Source.API, Source.HOOK, Source.IMPORT]
 
 
 def _text(max_length: int, **kwargs) -> serializers.CharField:
@@ -205,6 +211,22 @@ def paginated(serializer_class, name: str):
     )
 
 
+class ProvenanceSerializer(StrictSerializer):
+    origin = serializers.RegexField(
+        rf"\A{PROVENANCE_ORIGIN.pattern}\Z",
+        required=False,
+        help_text="What kind of file, e.g. claude-code-auto-memory, claude-md, claude-rules.",
+    )
+    path = _text(
+        MAX_PROVENANCE_PATH_CHARS,
+        required=False,
+        help_text="The file, relative to the folder it was read from.",
+    )
+    sha256 = serializers.RegexField(
+        rf"\A{PROVENANCE_SHA256.pattern}\Z", required=False, help_text="The file's SHA-256, in hex."
+    )
+
+
 class ObservationInSerializer(StrictSerializer):
     content = serializers.CharField(
         trim_whitespace=False,
@@ -226,6 +248,15 @@ class ObservationInSerializer(StrictSerializer):
     session_id = _text(200, required=False, help_text="Our session id or the agent's own session id.")
     valid_from = serializers.DateTimeField(required=False)
     agent_name = _text(100, required=False, allow_blank=True)
+    source = serializers.ChoiceField(
+        choices=AGENT_SOURCES,
+        required=False,
+        help_text="Where the agent got it: api (default), hook, or import (read from files, e.g. "
+        "`memlane harvest`).",
+    )
+    provenance = ProvenanceSerializer(
+        required=False, help_text="For an import: the file it came from. Kept on the memory's history."
+    )
 
 
 class BatchInSerializer(StrictSerializer):
@@ -571,6 +602,12 @@ class ReinforcementSerializer(serializers.Serializer):
     session = serializers.CharField(source="diff.session", default=None, allow_null=True)
     source = serializers.CharField(source="diff.source", default="")
     decision = serializers.DictField(source="diff.decision", default=None, allow_null=True)
+    provenance = serializers.DictField(
+        source="diff.provenance",
+        default=None,
+        allow_null=True,
+        help_text="An import's file: origin, path, sha256.",
+    )
     split_into = serializers.CharField(allow_null=True, default=None)
     created_at = serializers.DateTimeField()
 
@@ -605,7 +642,7 @@ class HistoryEntrySerializer(serializers.Serializer):
     details = serializers.DictField(
         help_text="What matters for its kind: text, sender, agent_name, session (reinforced); old_text, "
         "new_text, fields (edited); text, status (proposed, supersedes); signal, source, value, note "
-        "(feedback); version (restored); reason."
+        "(feedback); version (restored); provenance (created, reinforced: an import's file); reason."
     )
 
 

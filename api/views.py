@@ -322,7 +322,8 @@ def store_fields(data: dict) -> dict:
         "source_chunk": data.get("source_chunk", ""),
         "valid_from": data.get("valid_from"),
         "agent_name": data.get("agent_name", ""),
-        "source": "api",
+        "source": data.get("source") or "api",
+        "provenance": data.get("provenance"),
     }
 
 

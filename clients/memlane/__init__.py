@@ -2,3 +2,7 @@
 Django: it talks to the server over HTTP."""
 
 __version__ = "0.1.0"
+
+# How this package runs itself (``python -m <MODULE>``): "memlane" when installed on its own,
+# "clients.memlane" inside the server's repository.
+MODULE = __name__

@@ -1,7 +1,7 @@
-"""``python -m clients.memlane`` (how the detached uploader is started)."""
+"""``python -m memlane`` / ``python -m clients.memlane`` (how the detached uploader is started)."""
 
 import sys
 
-from clients.memlane.cli import main
+from .cli import main
 
 sys.exit(main())

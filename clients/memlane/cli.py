@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from clients.memlane import __version__
+from . import __version__
 
 CHOICES_TYPE = [
     "correction", "decision", "commitment", "insight", "learning",
@@ -58,6 +58,27 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--write", metavar="PATH")
     s.add_argument("--project")
 
+    s = sub.add_parser(
+        "harvest", help="upload this repository's Claude Code Auto Memory notes as team candidates"
+    )
+    s.add_argument("--dry-run", action="store_true", help="print what would be uploaded; change nothing")
+    s.add_argument("--include-personal", action="store_true", help="also user-type and untyped notes")
+    s.add_argument("--cwd", metavar="DIR", help="the project directory (default: here)")
+    s.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    s = sub.add_parser(
+        "import-rules", help="upload CLAUDE.md and .claude/rules/*.md, item by item, as candidates"
+    )
+    s.add_argument("--dry-run", action="store_true", help="print what would be uploaded; change nothing")
+    s.add_argument("--cwd", metavar="DIR", help="the project directory (default: here)")
+    s.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    s = sub.add_parser(
+        "write-back",
+        help="write the team's block to .claude/rules/memory-lane-team.md (what SessionStart starts)",
+    )
+    s.add_argument("--cwd", metavar="DIR", help="the project directory (default: here)")
+
     s = sub.add_parser("install", help="wire a project to Memory Lane")
     s.add_argument("target", choices=["claude-code", "opencode"])
     s.add_argument("--project", metavar="DIR", help="the project directory (default: here)")
@@ -88,19 +109,22 @@ def parser() -> argparse.ArgumentParser:
         help="print the MCP headers as JSON: token, agent, current session (Claude Code headersHelper)",
     )
     sub.add_parser("mcp", help="the Memory Lane MCP server over stdio, relayed to the configured server")
+
+    s = sub.add_parser("doctor", help="check config, server, token, MCP, PATH and project; say what to fix")
+    s.add_argument("--project", metavar="DIR", help="the project to check (default: here)")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    from clients.memlane import config as configuration
+    from . import config as configuration
 
     config = configuration.load()
     if args.command == "hook":
-        from clients.memlane import hooks
+        from . import hooks
 
         return hooks.run(args.event, config)
-    from clients.memlane import client
+    from . import client
 
     try:
         return COMMANDS[args.command](args, config)
@@ -121,7 +145,7 @@ def _print_json(data) -> None:
 
 
 def remember(args, config) -> int:
-    from clients.memlane import client
+    from . import client
 
     body = {"content": " ".join(args.text), "entities": args.entity, "tags": args.tag}
     body.update(
@@ -143,7 +167,7 @@ def remember(args, config) -> int:
 
 
 def recall(args, config) -> int:
-    from clients.memlane import client
+    from . import client
 
     query = {"q": " ".join(args.query), "limit": args.limit or config["recall_limit"]}
     if args.entity:
@@ -163,7 +187,7 @@ def recall(args, config) -> int:
 
 
 def feedback(args, config) -> int:
-    from clients.memlane import client
+    from . import client
 
     body = {"memory_id": args.id, "signal": args.signal, "note": args.note}
     result = client.request(config, "POST", "/api/v1/feedback", body=body)
@@ -178,8 +202,8 @@ def feedback(args, config) -> int:
 
 
 def context(args, config) -> int:
-    from clients.memlane import client
-    from clients.memlane.config import project_slug
+    from . import client
+    from .config import project_slug
 
     query = {
         "project": args.project or project_slug(config, None),
@@ -195,7 +219,7 @@ def context(args, config) -> int:
 def export(args, config) -> int:
     from pathlib import Path
 
-    from clients.memlane import client
+    from . import client
 
     markdown = client.request(config, "GET", "/api/v1/export", query={"project": args.project}, raw=True)
     if args.write:
@@ -209,8 +233,8 @@ def export(args, config) -> int:
 
 
 def install(args, config) -> int:
-    from clients.memlane import config as configuration
-    from clients.memlane.install import install as run_install
+    from . import config as configuration
+    from .install import install as run_install
 
     updates = {k: v for k, v in (("url", args.url), ("token", args.token)) if v}
     if updates:
@@ -223,7 +247,7 @@ def install(args, config) -> int:
 
 
 def show_config(args, config) -> int:
-    from clients.memlane import config as configuration
+    from . import config as configuration
 
     updates = {k: v for k, v in (("url", args.url), ("token", args.token)) if v}
     if updates:
@@ -235,7 +259,7 @@ def show_config(args, config) -> int:
 
 
 def upload_transcript(args, config) -> int:
-    from clients.memlane import client, upload
+    from . import client, upload
 
     request = {
         "session_id": args.session_id,
@@ -261,25 +285,83 @@ def upload_transcript(args, config) -> int:
 
 
 def upload_pending(args, config) -> int:
-    from clients.memlane import upload
+    from . import upload
 
     _print_json(upload.upload_pending(config))
+    return 0
+
+
+def _harvested(args, config, name: str, run) -> int:
+    import os
+
+    from . import client, upload
+
+    detached = bool(os.environ.get("MEMLANE_DETACHED"))
+    try:
+        summary = run()
+    except client.Unavailable as error:
+        if detached:
+            upload.log_line(config, f"{name}: server unavailable ({error}); the next run tries again")
+        raise
+    lines = summary.lines(f"memlane {name}")
+    if detached:
+        upload.log_line(config, lines[0])
+    if args.json:
+        _print_json(summary.as_json())
+    else:
+        print("\n".join(lines))
+    return 0
+
+
+def harvest(args, config) -> int:
+    from .harvest import harvest as run
+
+    return _harvested(
+        args,
+        config,
+        "harvest",
+        lambda: run(config, args.cwd, include_personal=args.include_personal, dry_run=args.dry_run),
+    )
+
+
+def import_rules(args, config) -> int:
+    from .harvest import import_rules as run
+
+    return _harvested(args, config, "import-rules", lambda: run(config, args.cwd, dry_run=args.dry_run))
+
+
+def write_back(args, config) -> int:
+    import os
+
+    from . import upload
+    from .writeback import write_back as run
+
+    outcome = run(config, args.cwd, timeout=config["upload_timeout"])
+    if os.environ.get("MEMLANE_DETACHED"):
+        upload.log_line(config, f"write-back: {outcome}")
+    print(f"memlane: {outcome}", file=sys.stderr)
     return 0
 
 
 def mcp_headers(args, config) -> int:
     import json
 
-    from clients.memlane.mcp import headers
+    from .mcp import headers
 
     print(json.dumps(headers(config)))
     return 0
 
 
 def mcp(args, config) -> int:
-    from clients.memlane.mcp import serve
+    from .mcp import serve
 
     return serve(config)
+
+
+def doctor(args, config) -> int:
+    from .doctor import run
+
+    return run(config, args.project)
 
 
 COMMANDS = {
@@ -292,6 +374,10 @@ COMMANDS = {
     "config": show_config,
     "upload-transcript": upload_transcript,
     "upload-pending": upload_pending,
+    "harvest": harvest,
+    "import-rules": import_rules,
+    "write-back": write_back,
     "mcp-headers": mcp_headers,
     "mcp": mcp,
+    "doctor": doctor,
 }

@@ -29,6 +29,11 @@ DEFAULTS: dict[str, object] = {
     "prompt_budget_tokens": 300,  # UserPromptSubmit recall block size
     "prompt_min_chars": 12,  # shorter prompts ("yes", "go on") get no recall
     "recall_limit": 5,  # results of `memlane recall`
+    "harvest_on_session_end": 1,  # 0: SessionEnd does not harvest the Auto Memory notes
+    "write_back": 1,  # 0: SessionStart does not write the team block to .claude/rules/
+    # The team block's size: Claude Code warns about an instruction file above 40,000 characters
+    # (its floor; clients/memlane/writeback.py).
+    "write_back_max_chars": 40000,
     "state_dir": "",  # empty: $XDG_STATE_HOME/memlane or ~/.local/state/memlane
 }
 NUMBERS = {key for key, value in DEFAULTS.items() if isinstance(value, int | float)}

@@ -5,7 +5,9 @@ understand) it exits 0 and prints nothing, within ``timeout`` seconds, so a sess
 blocked or broken. Output follows the Claude Code hooks reference: SessionStart and
 UserPromptSubmit print ``{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": ...}}``;
 the others print nothing. SessionEnd and PreCompact hand the transcript to a detached uploader
-and return at once (SessionEnd hooks get 1.5 s in all).
+and return at once (SessionEnd hooks get 1.5 s in all). Detached the same way, SessionEnd starts
+``memlane harvest`` (the Auto Memory notes) and SessionStart ``memlane write-back`` (the team
+block in ``.claude/rules/``), so neither costs the session any time.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from clients.memlane.config import project_slug
-from clients.memlane.transcript import EDIT_TOOLS, relative_path
+from . import MODULE
+from .config import project_slug
+from .transcript import EDIT_TOOLS, relative_path
 
 EVENTS = {
     "sessionstart": "SessionStart",
@@ -72,7 +75,7 @@ def _out_of_time(signum, frame):
 
 
 def _context(config: dict, payload: dict, *, query: str | None, budget: int, fresh: bool = False) -> str:
-    from clients.memlane import client
+    from . import client
 
     return client.request(
         config,
@@ -115,7 +118,7 @@ RESET_SOURCES = ("compact", "clear")
 
 
 def session_start(payload: dict, config: dict) -> dict | None:
-    from clients.memlane import state, upload
+    from . import state, upload
 
     if upload.has_pending(config):  # transcripts that found the server down: try them again
         with contextlib.suppress(OSError):  # the context matters more than this retry
@@ -123,6 +126,8 @@ def session_start(payload: dict, config: dict) -> dict | None:
     if isinstance(payload.get("session_id"), str) and payload["session_id"]:
         with contextlib.suppress(OSError):  # for the MCP bridge: tool calls belong to this session
             state.set_current_session(config, str(payload.get("cwd") or os.getcwd()), payload["session_id"])
+    with contextlib.suppress(OSError):  # the team block, refreshed beside the session, never in its way
+        spawn_write_back(payload, config)
     # After /compact or /clear the history that held the earlier context is gone: all of it again.
     fresh = payload.get("source") in RESET_SOURCES
     markdown = _context(config, payload, query=None, budget=int(config["context_budget_tokens"]), fresh=fresh)
@@ -139,7 +144,7 @@ def user_prompt_submit(payload: dict, config: dict) -> dict | None:
 
 
 def post_tool_use(payload: dict, config: dict) -> None:
-    from clients.memlane import state
+    from . import state
 
     tool_input = payload.get("tool_input")
     session_id = payload.get("session_id")
@@ -171,7 +176,7 @@ def spawn_uploader(payload: dict, config: dict, *, end: bool) -> None:
 
 def _spawn(arguments: list[str], config: dict) -> None:
     """Start ``memlane <arguments>`` detached and return at once."""
-    command = [sys.executable, "-m", "clients.memlane", *arguments]
+    command = [sys.executable, "-m", MODULE, *arguments]
     workdir = Path(config["state_dir"])
     workdir.mkdir(parents=True, exist_ok=True)
     # Detached: its own session (a closing terminal or Claude Code's exit does not stop it), no
@@ -189,12 +194,34 @@ def _spawn(arguments: list[str], config: dict) -> None:
     )
 
 
+def spawn_write_back(payload: dict, config: dict) -> None:
+    """``memlane write-back`` detached, for a session in a git repository (clients/memlane/writeback.py)."""
+    from .writeback import target
+
+    cwd = payload.get("cwd")
+    if int(config["write_back"]) and isinstance(cwd, str) and cwd and target(cwd) is not None:
+        _spawn(["write-back", "--cwd", cwd], config)
+
+
+def spawn_harvest(payload: dict, config: dict) -> None:
+    """``memlane harvest`` detached, when the project has an Auto Memory folder (clients/memlane/harvest.py)."""
+    from .automemory import memory_folder
+
+    cwd = payload.get("cwd")
+    if not int(config["harvest_on_session_end"]) or not isinstance(cwd, str) or not cwd:
+        return
+    if Path(cwd).is_dir() and memory_folder(cwd).path.is_dir():
+        _spawn(["harvest", "--cwd", cwd], config)
+
+
 def pre_compact(payload: dict, config: dict) -> None:
     return spawn_uploader(payload, config, end=False)
 
 
 def session_end(payload: dict, config: dict) -> None:
-    return spawn_uploader(payload, config, end=True)
+    spawn_uploader(payload, config, end=True)
+    spawn_harvest(payload, config)
+    return None
 
 
 HANDLERS = {

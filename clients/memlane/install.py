@@ -11,6 +11,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from . import MODULE
+
 TEAM_MEMORY = ".claude/team-memory.md"
 IMPORT_LINE = f"@{TEAM_MEMORY}"
 IMPORT_BLOCK = (
@@ -20,7 +22,11 @@ OURS = re.compile(r"memlane['\"]?\s+hook\s")
 SERVER_NAME = "memory-lane"
 MCP_PERMISSION = f"mcp__{SERVER_NAME}"
 OPENCODE_PLUGIN_VERSION = "1.18.33"
-OPENCODE_SOURCE = Path(__file__).resolve().parent.parent / "opencode" / "src" / "memory-lane.ts"
+# The OpenCode plugin: in the repository (clients/opencode/src), or shipped inside the installed client.
+OPENCODE_SOURCES = [
+    Path(__file__).resolve().parent.parent / "opencode" / "src" / "memory-lane.ts",
+    Path(__file__).resolve().parent / "opencode" / "memory-lane.ts",
+]
 
 # Claude Code hook events → (matcher, memlane event, extra fields). Timeouts are Claude Code's, in
 # seconds, above memlane's own timeout (it gives up first and exits 0).
@@ -43,7 +49,7 @@ def memlane_command() -> str:
         return shlex.quote(str(script))
     if found:
         return shlex.quote(str(Path(found).resolve()))
-    return f"{shlex.quote(sys.executable)} -m clients.memlane"
+    return f"{shlex.quote(sys.executable)} -m {MODULE}"
 
 
 def read_json(path: Path) -> dict:
@@ -102,7 +108,7 @@ def claude_hooks(settings: dict, command: str) -> dict:
 
 
 def refresh_team_memory(config: dict, project: Path) -> str:
-    from clients.memlane import client
+    from . import client
 
     target = project / TEAM_MEMORY
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -116,6 +122,32 @@ def refresh_team_memory(config: dict, project: Path) -> str:
         return f"kept {TEAM_MEMORY} (export failed: {error})"
     target.write_text(markdown)
     return f"exported {TEAM_MEMORY}"
+
+
+def remove_block(path: Path, block: str) -> bool:
+    """Remove ``block`` (exactly as we appended it) from ``path``; True if it was there."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return False
+    stripped = block.strip("\n")
+    if stripped not in text:
+        return False
+    path.write_text(text.replace(stripped, "").rstrip("\n") + "\n")
+    return True
+
+
+def write_team_rules(config: dict, project: Path) -> str:
+    """The team block in ``project``'s ``.claude/rules/`` (never over a user's file there); a
+    placeholder when the server cannot be asked — the next SessionStart fills it."""
+    from . import client
+    from .writeback import RULES_FILE, ensure_placeholder, write_team_block
+
+    try:
+        return write_team_block(config, project)
+    except (client.Unavailable, client.ApiError) as error:
+        ensure_placeholder(project / RULES_FILE)
+        return f"kept {RULES_FILE} (export failed: {error})"
 
 
 def allow_memory_tools(settings: dict) -> dict:
@@ -143,9 +175,15 @@ def install_claude_code(config: dict, project: Path) -> list[str]:
     servers[SERVER_NAME] = {"type": "stdio", "command": "memlane", "args": ["mcp"]}
     write_json(mcp_path, {**mcp, "mcpServers": servers})
     done.append(f"MCP server '{SERVER_NAME}' in .mcp.json (memlane mcp)")
-    if ensure_line(project / "CLAUDE.md", IMPORT_LINE, IMPORT_BLOCK):
-        done.append(f"{IMPORT_LINE} in CLAUDE.md")
-    done.append(refresh_team_memory(config, project))
+    # Claude Code loads .claude/rules/*.md by itself: the team block goes there (writeback.py), and
+    # the @-import an earlier install put in CLAUDE.md would load an older copy of it beside it.
+    if remove_block(project / "CLAUDE.md", IMPORT_BLOCK):
+        done.append(f"removed the {IMPORT_LINE} import from CLAUDE.md (the block is in .claude/rules/ now)")
+    done.append(write_team_rules(config, project))
+    from .doctor import path_problem
+
+    if problem := path_problem():  # .mcp.json names the bare command: it must be on PATH
+        print(f"memlane: warning: Claude Code will not start the memory tools: {problem}", file=sys.stderr)
     return done
 
 
@@ -153,7 +191,8 @@ def install_opencode(config: dict, project: Path) -> list[str]:
     done = []
     plugins = project / ".opencode" / "plugins"
     plugins.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(OPENCODE_SOURCE, plugins / "memory-lane.ts")
+    source = next(path for path in OPENCODE_SOURCES if path.is_file())
+    shutil.copyfile(source, plugins / "memory-lane.ts")
     done.append(".opencode/plugins/memory-lane.ts")
     package_path = project / ".opencode" / "package.json"
     package = read_json(package_path)

@@ -24,7 +24,7 @@ AGENT = os.environ.get("MEMLANE_AGENT", "claude-code")
 
 def headers(config: dict, cwd: str | None = None) -> dict[str, str]:
     """The headers every MCP request carries: the token, the agent and its current session."""
-    from clients.memlane import state
+    from . import state
 
     found = {}
     if config.get("token"):

@@ -15,9 +15,9 @@ import json
 import time
 from pathlib import Path
 
-from clients.memlane import client, state
-from clients.memlane.config import project_slug
-from clients.memlane.transcript import parse_claude_code
+from . import client, state
+from .config import project_slug
+from .transcript import parse_claude_code
 
 
 def call(config: dict, method: str, path: str, body: dict):

@@ -239,7 +239,10 @@ def _describe(action: str, diff: dict) -> tuple[str, uuid.UUID | None, dict]:
         else:
             summary = f"Stored ({operation}{', ' + diff['source'] if diff.get('source') else ''})"
         other = _uuid(diff.get("supersedes") or diff.get("proposal_for"))
-        return summary, other, {"operation": operation, "source": diff.get("source"), "reason": _reason(diff)}
+        details = {"operation": operation, "source": diff.get("source"), "reason": _reason(diff)}
+        if diff.get("provenance"):
+            details["provenance"] = diff["provenance"]
+        return summary, other, details
     if action == Action.QUARANTINED:
         reasons = diff.get("quarantine_reasons") or []
         return (
@@ -284,6 +287,7 @@ def _describe(action: str, diff: dict) -> tuple[str, uuid.UUID | None, dict]:
                 "session": diff.get("session"),
                 "source": diff.get("source"),
                 "reason": _reason(diff),
+                **({"provenance": diff["provenance"]} if diff.get("provenance") else {}),
             },
         )
     if action == Action.APPROVED:

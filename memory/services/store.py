@@ -16,6 +16,7 @@ only, so the same text in two teams is two memories and nothing of one team supe
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -73,6 +74,10 @@ from memory.services.upsert import (  # noqa: F401  (re-exported: callers import
 
 MAX_TAG_LENGTH = 64
 MAX_SOURCE_CHUNK_CHARS = 8000
+# Provenance: where an imported memory came from (a file and its hash), kept on the audit events.
+MAX_PROVENANCE_PATH_CHARS = 500
+PROVENANCE_ORIGIN = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")  # e.g. claude-code-auto-memory
+PROVENANCE_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass
@@ -110,6 +115,7 @@ class PreparedMemory:
     quarantine_reasons: list[str]
     status_reason: str = ""
     evidence: tuple[int, int] | None = None  # the session messages (seq range) it was extracted from
+    provenance: dict[str, str] = field(default_factory=dict)  # an import's file: origin, path, sha256
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -139,8 +145,11 @@ def prepare(
     created_at: datetime | None = None,
     agent_name: str = "",
     evidence: tuple[int, int] | None = None,
+    provenance: dict | None = None,
 ) -> PreparedMemory:
-    """Validate one store request and make its text safe to keep. Raises InvalidInput."""
+    """Validate one store request and make its text safe to keep. Raises InvalidInput.
+    ``provenance`` (an import's file: ``origin``, ``path``, ``sha256``) is kept, redacted, on the
+    memory's created or reinforced event, so each teammate's copy of a note stays traceable."""
     errors: dict[str, list[str]] = {}
     if not isinstance(content, str) or not content.strip():
         errors["content"] = ["Content must be non-empty text."]
@@ -191,6 +200,13 @@ def prepare(
         and evidence[0] <= evidence[1]
     ):
         errors["evidence"] = ["The evidence is a (first, last) range of message numbers."]
+    provenance = provenance or {}
+    if not _valid_provenance(provenance):
+        errors["provenance"] = [
+            "The provenance is {origin: a lowercase label, path: the file's path (at most "
+            f"{MAX_PROVENANCE_PATH_CHARS} characters), sha256: its hash in hex}}, each optional."
+        ]
+        provenance = {}
     if errors:
         raise InvalidInput(errors)
 
@@ -203,6 +219,8 @@ def prepare(
     for index, tag in enumerate(tags):
         tags[index], found = redact(tag)
         tag_redactions += found
+    if provenance.get("path"):  # a file name may carry a secret too; the hash and label cannot
+        provenance = {**provenance, "path": redact(provenance["path"])[0]}
     if reasons:
         status = Status.QUARANTINED
     elif status is None:
@@ -229,6 +247,21 @@ def prepare(
         quarantine_reasons=reasons,
         status_reason=("Quarantined: " + "; ".join(reasons)) if reasons else "",
         evidence=tuple(evidence) if evidence is not None else None,
+        provenance=provenance,
+    )
+
+
+def _valid_provenance(provenance) -> bool:
+    if not isinstance(provenance, dict) or not set(provenance) <= {"origin", "path", "sha256"}:
+        return False
+    origin, path, sha256 = (provenance.get(key, "") for key in ("origin", "path", "sha256"))
+    if not all(isinstance(value, str) for value in (origin, path, sha256)):
+        return False
+    return (
+        (not origin or PROVENANCE_ORIGIN.fullmatch(origin) is not None)
+        and (not sha256 or PROVENANCE_SHA256.fullmatch(sha256) is not None)
+        and len(path) <= MAX_PROVENANCE_PATH_CHARS
+        and "\x00" not in path
     )
 
 
@@ -746,6 +779,7 @@ def _apply(plans: list[_Plan], *, author, session: Session | None, now, curator:
                         "agent_name": item.agent_name,
                         "session": str(session.pk) if session else None,
                         "decision": plan.decision.as_dict(),
+                        **({"provenance": item.provenance} if item.provenance else {}),
                     },
                 )
             )
@@ -810,6 +844,7 @@ def _apply(plans: list[_Plan], *, author, session: Session | None, now, curator:
                     "supersedes": str(plan.supersede.pk) if plan.supersede else None,
                     "proposal_for": str(plan.propose.pk) if plan.propose else None,
                     "decision": plan.decision.as_dict(),
+                    **({"provenance": item.provenance} if item.provenance else {}),
                 },
             )
         )

@@ -140,3 +140,11 @@ def run_memlane(args: list[str], env: dict, stdin: str = "", cwd: str | None = N
 
 def hook_payload(name: str, **overrides) -> dict:
     return {**json.loads((FIXTURES / "claude_code" / f"{name}.json").read_text()), **overrides}
+
+
+@pytest.fixture(scope="session")
+def standalone(tmp_path_factory) -> Path:
+    """A fresh virtual environment holding only the memlane client (tests/integrations/standalone.py)."""
+    from tests.integrations.standalone import standalone_client
+
+    return standalone_client(tmp_path_factory.mktemp("client"))

@@ -18,10 +18,14 @@ pytestmark = pytest.mark.slow
 PLUGIN = ROOT / "clients" / "claude-code"
 
 
-def test_install_claude_code_writes_hooks_mcp_and_the_import_line_once(lane_server, memlane_env, tmp_path):
+def test_install_claude_code_writes_hooks_mcp_and_the_team_block_once(lane_server, memlane_env, tmp_path):
     project = tmp_path / "billing-api"
     project.mkdir()
-    (project / "CLAUDE.md").write_text("# Billing API\n\nUse pytest.\n")
+    # What an earlier install appended: the @-import of the team block, which moves to .claude/rules/.
+    (project / "CLAUDE.md").write_text(
+        "# Billing API\n\nUse pytest.\n\n<!-- Memory Lane: the team's MEMORY.md (memlane export --write"
+        " .claude/team-memory.md) -->\n@.claude/team-memory.md\n"
+    )
     (project / ".claude").mkdir()
     (project / ".claude" / "settings.local.json").write_text(
         json.dumps(
@@ -60,9 +64,10 @@ def test_install_claude_code_writes_hooks_mcp_and_the_import_line_once(lane_serv
     server = json.loads((project / ".mcp.json").read_text())["mcpServers"]["memory-lane"]
     assert server == {"type": "stdio", "command": "memlane", "args": ["mcp"]}
     assert lane_server not in (project / ".mcp.json").read_text()
-    claude_md = (project / "CLAUDE.md").read_text()
-    assert claude_md.startswith("# Billing API\n") and claude_md.count("@.claude/team-memory.md") == 1
-    assert (project / ".claude" / "team-memory.md").read_text().startswith("# Team memory")
+    # The team block is where Claude Code loads it by itself; CLAUDE.md no longer imports it.
+    assert (project / "CLAUDE.md").read_text() == "# Billing API\n\nUse pytest.\n"
+    block = (project / ".claude" / "rules" / "memory-lane-team.md").read_text()
+    assert block.startswith("<!-- memory-lane:team-memory") and "\n# Team memory\n" in block
 
     headers, _ = run_memlane(["mcp-headers"], memlane_env)
     assert json.loads(headers.stdout) == {
@@ -189,7 +194,8 @@ def test_commands_fail_open_when_the_server_is_down(args, memlane_env, tmp_path)
 
 def test_the_client_imports_only_the_standard_library_and_starts_fast(tmp_path):
     modules = "clients.memlane." + ", clients.memlane.".join(
-        ["cli", "config", "client", "hooks", "install", "state", "transcript", "upload"]
+        ["cli", "config", "client", "doctor", "hooks", "install", "state", "transcript", "upload"]
+        + ["automemory", "harvest", "rules", "writeback"]
     )
     code = f"import sys, {modules}; print(sorted(m.split('.')[0] for m in sys.modules))"
     done = subprocess.run(
@@ -208,11 +214,12 @@ def test_the_client_imports_only_the_standard_library_and_starts_fast(tmp_path):
 def test_the_claude_code_plugin_declares_its_hooks_skills_mcp_server_and_marketplace():
     manifest = json.loads((PLUGIN / ".claude-plugin" / "plugin.json").read_text())
     assert re.fullmatch(r"[a-z][a-z0-9]*(-[a-z0-9]+)*", manifest["name"])
-    marketplace = json.loads((PLUGIN / ".claude-plugin" / "marketplace.json").read_text())
+    # The marketplace sits at the repository root (tests/integrations/test_client_package.py).
+    marketplace = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_text())
     assert marketplace["owner"]["name"] and marketplace["plugins"][0] == {
         **marketplace["plugins"][0],
         "name": manifest["name"],
-        "source": "./",
+        "source": "./clients/claude-code",
     }
     hooks = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
     assert {event: [h["command"] for g in groups for h in g["hooks"]] for event, groups in hooks.items()} == {
