@@ -3,8 +3,11 @@ owner of another team (``outsider``), logged-in clients, memories in each state.
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from django.test import Client
+from playwright.sync_api import sync_playwright
 
 from memory.models import EntityMention, Membership, Memory, Session, TaskRun
 from memory.services.entities import entity_get_or_create, record_unresolved
@@ -98,3 +101,24 @@ def world(team, active_memory, quarantined, member, curator):
         "curator_token": curator_token.pk,
         "member_membership": Membership.objects.get(user=member, team=team).pk,
     }
+
+
+# Debian's Chromium, never `playwright install`; flags that keep a headless run quiet and offline.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium driven by Playwright, one per test module."""
+    executable = shutil.which("chromium")
+    assert executable, "Debian's chromium is required (make test installs it)"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()

@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import pytest
 from playwright.sync_api import expect
 
-from tests.dashboard.test_browser import SCREENSHOTS, Visit, browser  # noqa: F401 - a fixture
+from tests.dashboard.test_browser import SCREENSHOTS, Visit
 from tests.integrations.conftest import api, uvicorn_server
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # as in test_browser.py: ORM calls beside Playwright

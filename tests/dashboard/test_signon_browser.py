@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
 import pytest
 from django.contrib.auth import get_user_model
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
 from dashboard.models import SignOnIdentity
 from memory.models import ApiToken, Membership
 from memory.services.tokens import token_create
-from tests.dashboard.test_browser import CHROMIUM_ARGS, SCREENSHOTS
+from tests.dashboard.test_browser import SCREENSHOTS
 from tests.oidc_provider.server import running_provider
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -37,16 +36,6 @@ GROUP_ROLES = [
     ("globex-readers", "globex", "reader"),
 ]
 ALICE_PASSWORD = "pw-alice-at-the-provider"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    executable = shutil.which("chromium")
-    assert executable, "Debian's chromium is required (make test installs it)"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")
