@@ -523,16 +523,16 @@ class SqlTimer:
 
 
 PYTHON_FUNCTIONS = [
-    ("memory_search (all of it)", "search.py", "memory_search"),
+    ("memory_search (all of it)", "search/__init__.py", "memory_search"),
     ("  validate + redact the query", "redaction.py", "redact"),
     ("  resolve explicit entities", "entities.py", "resolve_references"),
-    ("  gather_candidates", "search.py", "gather_candidates"),
-    ("    lexical_candidates", "search.py", "lexical_candidates"),
+    ("  gather_candidates", "search/candidates.py", "gather_candidates"),
+    ("    lexical_candidates", "search/lexical.py", "lexical_candidates"),
     ("    wait for the query embedding", "_base.py", "result"),
-    ("    vector_candidates", "search.py", "vector_candidates"),
+    ("    vector_candidates", "search/vector.py", "vector_candidates"),
     ("    detect entities in the query", "entities.py", "detect_in_text"),
-    ("  score_candidate (all candidates)", "search.py", "score_candidate"),
-    ("  record_retrieval", "search.py", "record_retrieval"),
+    ("  score_candidate (all candidates)", "search/scoring.py", "score_candidate"),
+    ("  record_retrieval", "search/record.py", "record_retrieval"),
     ("HTTP: Django handler (all of it)", "base.py", "get_response"),
     ("  token authentication", "tokens.py", "token_authenticate"),
     ("  throttle", "throttling.py", "allow_request"),

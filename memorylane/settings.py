@@ -782,8 +782,9 @@ MEMORY_LANE: dict = {
     "SEARCH_MAX_LIMIT": 50,
     "SEARCH_CANDIDATES_MIN": 50,
     "SEARCH_CANDIDATES_PER_RESULT": 5,
-    # Fusion of similarity and BM25 into the base relevance (memory/services/search.py, README "Ranking"):
-    # adaptive = α × min-max similarity + (1 − α) × BM25 / best BM25, α by what the question looks like.
+    # Fusion of similarity and BM25 into the base relevance (memory/services/search/fusion.py,
+    # README "Ranking"): adaptive = α × min-max similarity + (1 − α) × BM25 / best BM25, α by what the
+    # question looks like.
     # DESIGN.md's RRF (k = 60) and the older similarity + coverage bonus measured worse (README).
     "FUSION_METHOD": "adaptive",  # adaptive | convex | absolute | rrf | bonus (README "Ranking")
     "FUSION_ALPHA": 0.5,  # convex: the weight of the normalised similarity (the rest is normalised BM25)

@@ -1,0 +1,212 @@
+"""Search, the "smart find" (DESIGN.md §4.4), in the order it runs (:func:`memory_search`):
+
+1. ``query``: the input is checked. Explicit entities resolve (strict filter; ambiguity →
+   CLARIFICATION_REQUIRED); known entities named in the query are detected (their memories get
+   ENTITY_MATCH_BOOST within the one ordering).
+2. ``candidates``: top-N by cosine similarity (``vector``: HNSW) and top-N by a BM25 ranking of the
+   query's lexemes, any of which may match (``lexical``), N = max(SEARCH_CANDIDATES_MIN,
+   SEARCH_CANDIDATES_PER_RESULT × limit), from servable memories only; a vector list the lexical
+   one shows stranded is run again (the rescue). Both lists are written around one compiled
+   statement (``statements``), and BM25 reads what the team's corpus holds (``corpus``).
+3. ``fusion``: the base relevance fuses the two (FUSION_METHOD, default ``adaptive``):
+   ``α × similarity min-max normalised over the candidates + (1 − α) × BM25 / best BM25``, where α
+   leans lexical (FUSION_ALPHA_MIN) when the question names someone or something exactly that the
+   memories' words know, and semantic (FUSION_ALPHA_MAX) when no memory covers much of the
+   question's words — a paraphrase; in between it follows the best match's coverage
+   (FUSION_COVERAGE_RANGE), reaching FUSION_ALPHA_MIN only when a memory holds every word.
+4. ``scoring``: vector-only candidates below the similarity floor are dropped;
+   ``final = relevance × Π factor^RANKING_EXPONENTS[factor]`` over type weight, intent boost,
+   feedback score, decay and maturity, × ENTITY_MATCH_BOOST for a memory about a named entity.
+5. ``results``: the top ``limit`` in score order with an ``explain`` of every factor, read whole.
+6. ``record``: retrieval counted; Recall rows written for a session.
+
+``mode`` exists for the benchmark: ``fts`` lexical only, ``vector`` plain cosine, ``hybrid`` fused
+without the re-ranking factors, ``full`` what the API does.
+
+A search looks in one team's memories only (DESIGN.md §11): every candidate list is drawn from
+``Memory.objects.for_team(team)`` (the compiled statements carry ``team_id`` as one of their
+equality filters), entities resolve and are detected among the team's, and its Recall rows carry
+the team. ``allowed_projects`` (a token's project allow-list) narrows that to those projects'
+memories. What BM25 knows of the corpus (its size, average length and word counts, kept per
+process) is counted over the team's memories: another team's words move neither its scores nor its
+plans. A team large enough has its own indexes (team_indexes), so its search costs what a corpus of
+its size costs, whatever the deployment holds.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.utils import timezone
+
+from memory.conf import setting
+from memory.models import Memory, Session, Team
+from memory.services import entities as entity_service
+from memory.services import team_indexes
+from memory.services.errors import NotFound
+from memory.services.redaction import redact
+from memory.services.search.candidates import gather_candidates, rescued_vector_candidates
+from memory.services.search.corpus import (
+    CorpusStats,
+    _corpus,
+    clear_corpus_stats,
+    corpus_stats,
+    document_frequencies,
+    several_teams,
+)
+from memory.services.search.fusion import FusionContext, fusion_context, names_things
+from memory.services.search.lexical import TERM_COUNT_SQL, lexical_candidates
+from memory.services.search.query import MODES, _validate, intent_types
+from memory.services.search.record import record_retrieval
+from memory.services.search.results import SearchHit, SearchOutcome, memories_as_shown, with_whole_rows
+from memory.services.search.scoring import score_candidate
+from memory.services.search.statements import (
+    Searched,
+    _word_index_plans,
+    estimated_rows,
+    searched,
+    servable_searched,
+    tsquery_any,
+    vector_text,
+)
+from memory.services.search.vector import vector_candidates, vector_list_stranded
+
+# What callers import from ``memory.services.search`` (the API, the dashboard, context, backup, the
+# benchmarks and the tests, which also reach into the corpus cache and the lexical plan settings).
+__all__ = [
+    "MODES",
+    "TERM_COUNT_SQL",
+    "CorpusStats",
+    "FusionContext",
+    "SearchHit",
+    "SearchOutcome",
+    "Searched",
+    "_corpus",
+    "_word_index_plans",
+    "clear_corpus_stats",
+    "corpus_stats",
+    "document_frequencies",
+    "estimated_rows",
+    "gather_candidates",
+    "intent_types",
+    "lexical_candidates",
+    "memories_as_shown",
+    "memory_search",
+    "names_things",
+    "record_retrieval",
+    "rescued_vector_candidates",
+    "searched",
+    "servable_searched",
+    "several_teams",
+    "tsquery_any",
+    "vector_candidates",
+    "vector_list_stranded",
+    "vector_text",
+    "with_whole_rows",
+]
+
+
+def memory_search(
+    *,
+    team: Team,
+    query: str,
+    entities: list[str] | None = None,
+    memory_type: str | None = None,
+    category: str | None = None,
+    priority: str | None = None,
+    limit: int | None = None,
+    session: Session | None = None,
+    mode: str = "full",
+    record: bool = True,
+    exclude_ids: set | None = None,
+    scope=None,
+    allowed_projects: list[str] | None = None,
+    now: datetime | None = None,
+) -> SearchOutcome:
+    """Find the memories of ``team`` that answer ``query``. Raises InvalidInput, AmbiguousEntity
+    when an explicit entity reference matches several of the team's entities, or NotFound for a
+    ``session`` of another team. Only servable memories are returned, only those in ``scope`` (a
+    Memory queryset) when it is given, and with ``allowed_projects`` (project slugs: a token's
+    allow-list) only those about one of these projects — none team-wide, none of another project;
+    an empty list allows none. Entities resolve among the team's: a slug only another team knows
+    is unknown, and matches nothing."""
+    query, limit = _validate(query, limit, memory_type, category, priority, mode)
+    query, _ = redact(query)  # a pasted key is neither embedded nor echoed back
+    if session is not None and session.team_id != team.pk:
+        raise NotFound(f"No session '{session.external_id}'.")
+    now = now or timezone.now()
+    resolution = entity_service.resolve_references(
+        entities or [], team=team, create=False
+    ).raise_if_ambiguous()
+    outcome = SearchOutcome(
+        query=query, results=[], entities=resolution.entities, unknown_entities=resolution.unknown
+    )
+    if resolution.unknown:
+        return outcome  # a strict filter on an entity nobody has mentioned matches nothing
+    if allowed_projects is not None and not allowed_projects:
+        return outcome  # an allow-list of no project allows no memory
+
+    plain = {
+        name: value
+        for name, value in (("memory_type", memory_type), ("category", category), ("priority", priority))
+        if value
+    }
+    strict = bool(resolution.entities)
+    limited = allowed_projects is not None
+    if strict or exclude_ids or scope is not None or limited:
+        base = Memory.objects.for_team(team).servable(now).filter(**plain)
+        if limited:  # a token's project allow-list
+            base = base.in_projects(allowed_projects)
+        if strict:
+            base = base.mentioning(entity.pk for entity in resolution.entities)
+        if exclude_ids:
+            base = base.exclude(pk__in=exclude_ids)
+        if scope is not None:  # a caller's own restriction, e.g. a project's memories plus team-wide ones
+            base = base.filter(pk__in=scope.values("pk"))
+    else:
+        base = servable_searched(now, team_id=team.pk, **plain)
+    # The team is a filter the vector list plans for (vector_candidates: the HNSW graph holds every
+    # team's memories) only when the deployment has more than one team and the team has no index of
+    # its own (team_indexes): with a single team it leaves out nothing, and a team's own index holds
+    # its memories only. Either keeps the unfiltered plan a single-team deployment had before teams.
+    own_index = several_teams() and team_indexes.has_own_indexes(team.pk)
+    filtered = (
+        strict
+        or limited
+        or scope is not None
+        or bool(memory_type or category or priority or exclude_ids)
+        or (several_teams() and not own_index)
+    )
+
+    n = max(setting("SEARCH_CANDIDATES_MIN"), setting("SEARCH_CANDIDATES_PER_RESULT") * limit)
+    detect = mode == "full" and not strict
+    candidates, detected, outcome.vector_plan = gather_candidates(
+        base,
+        query,
+        n,
+        team=team,
+        lists=("lexical",) if mode == "fts" else ("vector",) if mode == "vector" else ("vector", "lexical"),
+        exact=filtered,
+        detect=detect,
+        own_index=own_index,
+    )
+    outcome.detected_entities = detected.entities
+    outcome.intent_types = boosted = intent_types(query) if mode == "full" else []
+    fusion = fusion_context(candidates, query)
+    rules = {"mode": mode, "boosted": boosted, "strict": strict, "now": now, "fusion": fusion}
+    # Every candidate is scored; only those shown are explained (building ~100 explanations cost more
+    # than the scores: bench/HISTORY.md, stop 30).
+    scored = []
+    for candidate in candidates:
+        if (result := score_candidate(candidate, **rules, explain=False)) is not None:
+            scored.append((result[0], str(candidate.memory.pk), candidate))
+    # One ordering: a memory about an entity the question names is boosted, not put in a group above.
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    hits = [
+        SearchHit(candidate.memory, *score_candidate(candidate, **rules))
+        for _, _, candidate in scored[:limit]
+    ]
+    outcome.results = with_whole_rows(hits, team_id=team.pk)
+    if record and outcome.results:
+        record_retrieval(outcome.results, session, now, team=team)
+    return outcome
