@@ -17,6 +17,8 @@ import requests
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from tests.workers import stop
+
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = "tests.oidc_provider.settings"
 HOST = "127.0.0.1"  # Memory Lane's live server is "localhost": another site, so other cookies
@@ -106,12 +108,7 @@ def running_provider(
             _wait_for_discovery(issuer, process, provider.log)
             yield provider
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=STOP_TIMEOUT_SECONDS)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop(process, timeout=STOP_TIMEOUT_SECONDS)
 
 
 def _wait_for_discovery(issuer: str, process: subprocess.Popen, log: Path) -> None:
