@@ -451,7 +451,9 @@ MEMORY_LANE: dict = {
     # proposal; it takes effect when a curator confirms it or this many distinct people propose it.
     "PROPOSAL_CONFIRMATIONS": 2,
     # Words that are content-bearing even though they look like function words: swapping one for another
-    # in its group changes the fact. The first word of a group is what its synonyms map to.
+    # in its group changes the fact. The first word of a group is what its synonyms map to. An entry is
+    # a pole: words joined by "|" are one pole ("increase|raise" → "decrease|lower" is an exchange,
+    # "raise" → "increase" is not); a word may stand in several groups ("lower").
     "UPSERT_CONTRAST_GROUPS": [
         ["before", "after"],
         ["enable", "enabled", "disable", "disabled"],
@@ -493,7 +495,7 @@ MEMORY_LANE: dict = {
         ["input", "output"],
         ["left", "right"],
         ["above", "below", "over", "under"],
-        ["increase", "decrease", "raise"],
+        ["increase|raise|bump", "decrease|lower|reduce"],
         ["add", "remove", "delete"],
         ["include", "exclude", "omit"],
         ["grant", "revoke"],
@@ -609,7 +611,9 @@ MEMORY_LANE: dict = {
     ],
     # Verbs of leaving undone count as a negation (any form): "skip the tests" ≡ "don't run the tests", and
     # "don't forget to tag it" ≡ "tag it" (two negations).
-    "UPSERT_OMISSION_VERBS": ["forget", "forgot", "forgotten", "neglect", "skip", "omit"],
+    "UPSERT_OMISSION_VERBS": ["forget", "forgot", "forgotten", "neglect", "skip", "omit", "lack"],
+    # Words that say "without" before a determiner: "PRs missing a ticket" ≡ "PRs without a ticket".
+    "UPSERT_PRIVATIVE_WORDS": ["missing", "minus"],
     # "over" rejects what follows it after one of these verbs ("prefer X over Y").
     "UPSERT_PREFERENCE_VERBS": ["prefer", "favor", "favour", "choose", "pick", "select"],
     # Words that start another clause (besides punctuation, and "and"/"or" before a new subject).
@@ -683,6 +687,20 @@ MEMORY_LANE: dict = {
         ["no other", "only"],
         ["at least", "least"],
         ["at most", "most"],
+        # A bound after its number ("48 hours or more" ≡ "at least 48 hours").
+        ["# or more", "least"],
+        ["# or longer", "least"],
+        ["# or higher", "least"],
+        ["# or above", "least"],
+        ["# or later", "least"],
+        ["# or newer", "least"],
+        ["# or less", "most"],
+        ["# or fewer", "most"],
+        ["# or shorter", "most"],
+        ["# or lower", "most"],
+        ["# or below", "most"],
+        ["# or earlier", "most"],
+        ["# or older", "most"],
         ["no more than", "most"],
         ["not more than", "most"],
         ["capped at", "most"],

@@ -159,7 +159,7 @@ MEMORY_LANE: dict[str, dict[str, str]] = {
         "when a curator confirms it or this many distinct people propose it (`memory/services/governance.py`)",
         "UPSERT_CONTRAST_GROUPS": "words that are content-bearing though they look like function words: "
         "swapping one for another of its group changes the fact. The first word of a group is what its "
-        "synonyms map to",
+        'synonyms map to; words joined by "|" are one pole of the group ("increase|raise")',
         "UPSERT_SYNONYMS": "words (and their light stems) that say the same thing; the first of a group is the "
         "canonical one",
         "UPSERT_PREPOSITION_CONTRASTS": "contrast words that are mostly prepositions or particles: one on one "
@@ -179,6 +179,8 @@ MEMORY_LANE: dict[str, dict[str, str]] = {
         'use Grafana")',
         "UPSERT_OMISSION_VERBS": 'verbs of leaving undone count as a negation: "skip the tests" ≡ "don\'t run '
         'the tests"',
+        "UPSERT_PRIVATIVE_WORDS": 'words that say "without" before a determiner, a negation: "PRs missing a '
+        'ticket" ≡ "PRs without a ticket"',
         "UPSERT_PREFERENCE_VERBS": '"over" rejects what follows it after one of these verbs ("prefer X over Y")',
         "UPSERT_CLAUSE_WORDS": 'words that start another clause (besides punctuation, and "and"/"or" before a '
         "new subject)",

@@ -10,8 +10,15 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
+DATABASE_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback"}
+
 
 @pytest.fixture(autouse=True)
-def vacuumed_memories(django_db_setup, django_db_blocker) -> None:
-    with django_db_blocker.unblock(), connection.cursor() as cursor:
+def vacuumed_memories(request) -> None:
+    """Only for a test that uses the database: the pure ones may run where no test database was
+    made (pytest-django sets one up only when some test asks for it)."""
+    if not (DATABASE_FIXTURES & set(request.fixturenames) or request.node.get_closest_marker("django_db")):
+        return
+    request.getfixturevalue("django_db_setup")
+    with request.getfixturevalue("django_db_blocker").unblock(), connection.cursor() as cursor:
         cursor.execute("VACUUM memory_memory")

@@ -25,6 +25,7 @@ from functools import lru_cache
 from itertools import combinations, permutations
 
 from memory.conf import setting
+from memory.services.upsert.lexicon import never_a_thing
 from memory.services.upsert.reading import Reading, read
 from memory.services.upsert.tokens import _frozen, stem, synonyms
 
@@ -92,18 +93,40 @@ class Comparison:
     spelled_out: bool = False  # an acronym spelled out on the other side (the cosine undercounts it)
 
 
+def _pole(entry: str) -> str:
+    """A group's entry is a pole: one word, or synonyms joined by "|" ("increase|raise"); words of
+    one stem ("enable", "enabled") are one pole."""
+    return stem(entry.split("|")[0])
+
+
 @lru_cache(maxsize=8)
-def _contrast_groups(groups: tuple[tuple[str, ...], ...]) -> dict[str, int]:
-    return {stem(word): index for index, group in enumerate(groups) for word in group}
+def _contrast_groups(groups: tuple[tuple[str, ...], ...]) -> dict[str, frozenset[tuple[int, str]]]:
+    found: dict[str, set[tuple[int, str]]] = {}
+    for index, group in enumerate(groups):
+        for entry in group:
+            for word in entry.split("|"):
+                found.setdefault(stem(word), set()).add((index, _pole(entry)))
+    return {key: frozenset(places) for key, places in found.items()}
 
 
-def contrast_group_of() -> dict[str, int]:
+def contrast_group_of() -> dict[str, frozenset[tuple[int, str]]]:
+    """A contrast word's stem → its places: (group, pole) for each group it belongs to ("lower":
+    higher/lower, upper/lower, increase/decrease)."""
     return _contrast_groups(_frozen(setting("UPSERT_CONTRAST_GROUPS")))
+
+
+def _opposed(mine: frozenset, theirs: frozenset) -> set[int]:
+    """The groups in which two contrast words stand at different poles."""
+    return {
+        group for group, pole in mine for other, their_pole in theirs if group == other and pole != their_pole
+    }
 
 
 @lru_cache(maxsize=8)
 def _polar(groups: tuple[tuple[str, ...], ...]) -> frozenset[int]:
-    return frozenset(index for index, group in enumerate(groups) if len({stem(word) for word in group}) == 2)
+    return frozenset(
+        index for index, group in enumerate(groups) if len({_pole(entry) for entry in group}) == 2
+    )
 
 
 def _polar_groups() -> frozenset[int]:
@@ -317,14 +340,21 @@ def _compare_words(
         and old.negations % 2 == new.negations % 2
     )
 
-    def nominal(reading: Reading, keys: set[str]) -> set[str]:
+    def nominal(reading: Reading, keys: set[str], *, strict: bool = True) -> set[str]:
         """Things, not verbs — and not contrast words, whose change is an exchange (above), unless
-        they name a thing ("the content team" → "the QA team")."""
+        they name a thing ("the content team" → "the QA team"). ``strict``: and not a word the
+        lexicon knows only as a verb or an adverb, unless a determiner makes it a noun ("the
+        deploy role")."""
         return {
             key
             for key in keys
             if any(
-                (t.kind == "word" and t.key == key and not reading.verbal[n])
+                (
+                    t.kind == "word"
+                    and t.key == key
+                    and not reading.verbal[n]
+                    and not (strict and not reading.determined[n] and never_a_thing(t.surface))
+                )
                 or (t.kind == "contrast" and stem(t.key) == key and reading.determined[n])
                 for n, t in enumerate(reading.tokens)
             )
@@ -340,8 +370,8 @@ def _compare_words(
     groups = contrast_group_of()
     exchanged_old, exchanged_new = set(), set()
     for key in removed:
-        group = groups.get(key)
-        partners = {other for other in added if group is not None and groups.get(other) == group}
+        mine = groups.get(key, frozenset())
+        partners = {other for other in added if _opposed(mine, groups.get(other, frozenset()))}
         if partners and not all(_converse(old, key, new, other) for other in partners):
             exchanged_old.add(key)
             exchanged_new |= partners
@@ -374,12 +404,22 @@ def _compare_words(
     # sign-off"; and a negation with a polar word flipped keeps the rule: "never disable TLS
     # verification" ≡ "TLS verification stays enabled".
     polar = _polar_groups()
-    flipped = {groups[key] for key in exchanged_old if groups.get(key) in polar}
+    flipped = {
+        group
+        for key in exchanged_old
+        for other in exchanged_new
+        for group in _opposed(groups.get(key, frozenset()), groups.get(other, frozenset()))
+        if group in polar
+    }
     flips = len(flipped) + len(negated)
     negation_flipped = old.negations % 2 != new.negations % 2
+
+    def in_flipped(key: str) -> bool:
+        return any(group in flipped for group, _ in groups.get(key, ()))
+
     if (negation_flipped + flips) % 2 == 0 and flips:
-        exchanged_old = {key for key in exchanged_old if groups.get(key) not in flipped}
-        exchanged_new = {key for key in exchanged_new if groups.get(key) not in flipped}
+        exchanged_old = {key for key in exchanged_old if not in_flipped(key)}
+        exchanged_new = {key for key in exchanged_new if not in_flipped(key)}
     elif negation_flipped or negated:
         old_neg = [t.surface for t in old.tokens if t.kind == "negation"] if negation_flipped else []
         new_neg = [t.surface for t in new.tokens if t.kind == "negation"] if negation_flipped else []
@@ -390,7 +430,11 @@ def _compare_words(
     limit = setting("UPSERT_SUBSTITUTION_WORDS")
     old_things, new_things = nominal(old, removed), nominal(new, added)
     old_shown, new_shown = shown(old, exchanged_old | lone_old), shown(new, exchanged_new | lone_new)
-    replaced = old_things and new_things and len(old_things) <= limit and len(new_things) <= limit
+    # One or two things swapped for one or two, as the reading guessed them: more is a rewording.
+    few = (
+        len(nominal(old, removed, strict=False)) <= limit and len(nominal(new, added, strict=False)) <= limit
+    )
+    replaced = old_things and new_things and few
     if replaced:
         old_shown += shown(old, old_things)
         new_shown += shown(new, new_things)
@@ -398,7 +442,7 @@ def _compare_words(
         added -= new_things
     if old_shown or new_shown:
         result.changes.append(Change("term", old_shown, new_shown))
-    _compare_quantifiers(old, new, bool(old_things or lone_old), bool(new_things or lone_new), result)
+    _compare_quantifiers(old, new, old_things | lone_old, new_things | lone_new, result, removed, added)
     result.reworded = shown(old, removed) + shown(new, added)
 
 
@@ -448,19 +492,46 @@ def _prohibitive(reading: Reading) -> set[str]:
 
 
 def _compare_quantifiers(
-    old: Reading, new: Reading, old_qualified: bool, new_qualified: bool, result
+    old: Reading,
+    new: Reading,
+    old_dropped: set[str],
+    new_dropped: set[str],
+    result,
+    old_reworded=frozenset(),
+    new_reworded=frozenset(),
 ) -> None:
     """ "some teams" vs "all teams" changes the scope; "every service" vs "services" does not, but
-    "all actions" vs "admin actions" (a qualifier on the other side) does."""
+    "all actions" vs "admin actions" (a qualifier on the other side) does. ``old_dropped`` and
+    ``new_dropped``: the things and qualifiers only one side has; ``*_reworded``: its other words."""
     old_kinds = {kind for kind, _ in old.quantifiers}
     new_kinds = {kind for kind, _ in new.quantifiers}
     changed = "some" in old_kinds ^ new_kinds
-    changed = changed or ("all" in old_kinds - new_kinds and new_qualified)
-    changed = changed or ("all" in new_kinds - old_kinds and old_qualified)
+    changed = changed or (
+        "all" in old_kinds - new_kinds and _qualified(new, new_dropped, set(new_reworded), old)
+    )
+    changed = changed or (
+        "all" in new_kinds - old_kinds and _qualified(old, old_dropped, set(old_reworded), new)
+    )
     if changed:
         old_words = [word for kind, word in old.quantifiers if kind not in new_kinds]
         new_words = [word for kind, word in new.quantifiers if kind not in old_kinds]
         result.changes.append(Change("scope", old_words, new_words))
+
+
+def _qualified(reading: Reading, dropped: set[str], reworded: set[str], quantifying: Reading) -> bool:
+    """Does ``reading`` qualify what the other side says "all" of ("admin actions", "signed
+    images" / "all actions", "every image")? When the quantified words are found in ``reading``:
+    a word only it has, just before them; when they are not: any dropped thing or qualifier."""
+    heads = {
+        key
+        for (kind, _), words in zip(quantifying.quantifiers, quantifying.quantified, strict=True)
+        if kind == "all"
+        for key in words
+        if key in reading.modifiers
+    }
+    if not heads:
+        return bool(dropped)
+    return any(reading.modifiers[key] & (dropped | reworded) for key in heads)
 
 
 def _negates(word: str, negation: str, prefixes: tuple[str, ...]) -> bool:
@@ -530,6 +601,11 @@ def _unmatched_frames(old: Reading, new: Reading) -> tuple[list[tuple[str, str]]
     unmatched_old = []
     for relation, targets, role in old_frames:
         match = next((f for f in left if f[0] == relation and f[1] & targets and f[2] == role), None)
+        # The relation used once on each side, to the same thing, under another polarity role: a
+        # polarity question (answered by the negations), not another order.
+        once = sum(f[0] == relation for f in old_frames) == sum(f[0] == relation for f in new_frames) == 1
+        if match is None and once:
+            match = next((f for f in left if f[0] == relation and f[1] & targets), None)
         if match is None:
             unmatched_old.append((relation, min(targets)))
         else:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memory.conf import setting
+from memory.services.upsert.lexicon import base_verb, may_qualify
 from memory.services.upsert.tokens import (
     DETERMINERS,
     FUNCTION_WORDS,
@@ -73,6 +74,8 @@ class Reading:
     negations: int
     frames: tuple[tuple[str, frozenset[str], str], ...]  # (relation, keys it may point at, role)
     quantifiers: tuple[tuple[str, str], ...]  # (kind: all or some, as written)
+    quantified: tuple[frozenset[str], ...]  # per quantifier: the stems of the words it quantifies
+    modifiers: dict[str, frozenset[str]]  # a word's stem → the stems of the words just before it
     joined: frozenset[str]  # two neighbouring words as one ("roll back" → "rollback", "log in" → "login")
     relations: frozenset[str]
     silenced: frozenset[str]  # capitalized light verbs or modals at a sentence start ("Act …", "Use …")
@@ -91,6 +94,7 @@ def _settings_key() -> tuple:
             "UPSERT_SCOPE_WORDS",
             "UPSERT_REJECTION_WORDS",
             "UPSERT_OMISSION_VERBS",
+            "UPSERT_PRIVATIVE_WORDS",
             "UPSERT_PREFERENCE_VERBS",
             "UPSERT_CLAUSE_WORDS",
             "UPSERT_RELATIONS",
@@ -138,13 +142,19 @@ def _read(text: str, _key: tuple) -> Reading:
     quantifier_words = setting("UPSERT_QUANTIFIERS")
     # "any" under a negation is no universal ("never store it in any system" ≡ "don't store it anywhere").
     negative = {clause[n] for n, token in enumerate(tokens) if token.kind == "negation"}
-    quantifiers = tuple(
-        (quantifier_words[word], word)
+    at_quantifiers = [
+        index
         for index, (group, word, _) in enumerate(items)
         if group == "word"
         and word in quantifier_words
         and not (word == "any" and clause_of_item[index] in negative)
-    )
+    ]
+    quantifiers = tuple((quantifier_words[items[i][1]], items[i][1]) for i in at_quantifiers)
+    quantified = tuple(frozenset(stem(word) for word in _phrase(items, i + 1, 1)) for i in at_quantifiers)
+    modifiers: dict[str, set[str]] = {}
+    for index, (group, word, _) in enumerate(items):
+        if group == "word" and word not in FUNCTION_WORDS:
+            modifiers.setdefault(stem(word), set()).update(stem(w) for w in _modifiers(items, index))
     words = [word for group, word, _ in items if group == "word"]
     joined = frozenset(
         joined
@@ -167,8 +177,37 @@ def _read(text: str, _key: tuple) -> Reading:
         frames=frames,
         relations=relations,
         quantifiers=quantifiers,
+        quantified=quantified,
+        modifiers={key: frozenset(found) for key, found in modifiers.items()},
         silenced=silenced_at_start(text),
     )
+
+
+def _phrase(items, index: int, step: int, limit: int = 3) -> list[str]:
+    """The content words next to ``index`` going one way (``step`` 1 or -1), at most ``limit``,
+    until a mark, a function word or a determiner: a noun phrase's words ("all [partner API keys]",
+    "[admin] actions")."""
+    words = []
+    while 0 <= index < len(items) and len(words) < limit:
+        group, word, _ = items[index]
+        if group != "word" or word in FUNCTION_WORDS or word in DETERMINERS or word in PREPOSITIONS:
+            break
+        words.append(word)
+        index += step
+    return words
+
+
+def _modifiers(items, index: int) -> list[str]:
+    """The words qualifying the word at ``index`` ("[signed] images", "the [admin] actions"): the
+    content words before it, when they open a noun phrase — at a clause's start, after a
+    determiner or a preposition — not a verb and its object ("must not [contain] PII")."""
+    words = _phrase(items, index - 1, -1)
+    opener = index - 1 - len(words)
+    if opener >= 0 and items[opener][0] == "word":
+        word = items[opener][1]
+        if word not in DETERMINERS and word not in PREPOSITIONS:
+            return []
+    return words
 
 
 def _item_at(starts: list[int], offset: int) -> int:
@@ -217,24 +256,32 @@ def _is_verbal(items, item: int, item_tokens, tokens, *, any_kind: bool = False)
     first_of_clause = not previous
     if previous in DETERMINERS and previous not in ("it", "they", "we", "you", "he", "she", "i"):
         return False  # "the platform team"
-    if (word.endswith("ly") and len(word) > 4) or word in PARTICLES:
+    next_word = following[1] if following[0] == "word" else ""
+    if word.endswith("ly") and len(word) > 4:
+        # "nightly builds", "weekly reports": an adjective before the thing it qualifies.
+        before_thing = next_word and next_word not in FUNCTION_WORDS | PREPOSITIONS | DETERMINERS
+        return not (before_thing and may_qualify(word))
+    if word in PARTICLES:
         return True
     if previous in AUXILIARIES or previous in BE and word.endswith(("ed", "en", "ing")):
         return True
     if word.endswith(("ing", "ed")) and len(word) > 4:
         return True
-    next_word = following[1] if following[0] == "word" else ""
     if first_of_clause and (
         next_word in DETERMINERS | PARTICLES | PREPOSITIONS | OBJECTS
         or (next_word.endswith("ing") and len(next_word) > 4)
     ):
         return True  # an imperative: "drain the node", "migrate from MySQL", "revert using…"
+    if first_of_clause and base_verb(word) and any(tokens[n].strong for n in item_tokens.get(item + 1, ())):
+        return True  # an imperative before a name or an identifier: "raise max_connections"
     if previous in word_setting("UPSERT_LIGHT_VERBS") or previous in word_setting("UPSERT_PREFERENCE_VERBS"):
         return False  # the object of "use", "prefer"
     silent = word_setting("UPSERT_MODAL_WORDS") | word_setting("UPSERT_LIGHT_VERBS")
     after_thing = previous and previous not in FUNCTION_WORDS | PREPOSITIONS | silent
     if after_thing and (next_word in DETERMINERS or next_word in PARTICLES):
         return True  # "the alert fires at", "the team owns the"
+    if after_thing and word in PREDICATE_VERBS:
+        return True  # "old fields stay flagged", "unfinished features remain behind a flag"
     third_person = word.endswith("s") and not word.endswith(("ss", "us", "is"))
     next_strong = bool(next_word) and any(tokens[n].strong for n in item_tokens.get(item + 1, ()))
     return bool(after_thing and third_person and (next_word in PREPOSITIONS or next_strong))

@@ -162,7 +162,7 @@ NEGATIONS = _words(
 
 @lru_cache(maxsize=8)
 def _contrast_words(groups: tuple[tuple[str, ...], ...]) -> frozenset[str]:
-    return frozenset(word for group in groups for word in group)
+    return frozenset(word for group in groups for pole in group for word in pole.split("|"))
 
 
 @lru_cache(maxsize=8)
@@ -209,12 +209,24 @@ def phrase_rewrites() -> list[tuple[re.Pattern, str]]:
 
 @lru_cache(maxsize=8)
 def _phrase_patterns(pairs: tuple[tuple[str, str], ...]) -> list[tuple[re.Pattern, str]]:
-    """A phrase ending in " #" matches only before a number ("up to 3" → "most 3", not "round up to")."""
+    """A phrase ending in " #" matches only before a number ("up to 3" → "most 3", not "round up to");
+    one starting with "# " only after a number and its unit ("48 hours or more" → "48 hours least")."""
     patterns = []
     for phrase, replacement in pairs:
         words, number = (phrase[:-2], r"(?=\s*\d)") if phrase.endswith(" #") else (phrase, r"\b")
-        patterns.append((re.compile(rf"\b{re.escape(words)}{number}", re.IGNORECASE), replacement))
+        before = r"\b"
+        if words.startswith("# "):
+            words, before = words[2:], r"(?P<number>\d\s*(?:[^\W\d_]+\s+)?)"
+        patterns.append((re.compile(rf"{before}{re.escape(words)}{number}", re.IGNORECASE), replacement))
     return patterns
+
+
+def _rewrite(match: re.Match, replacement: str) -> str:
+    """The phrase replaced, padded to its length (a longer replacement leaves it as written); the
+    number before it kept."""
+    kept = match.groupdict().get("number") or ""
+    phrase = match.group()[len(kept) :]
+    return kept + (replacement.ljust(len(phrase)) if len(replacement) <= len(phrase) else phrase)
 
 
 def _rewrite_phrases(text: str) -> str:
@@ -222,9 +234,7 @@ def _rewrite_phrases(text: str) -> str:
     keeps its position in the original text (for highlighting); and a negated comparative read as
     its bound ("no user gets more than one" ≡ "each user gets at most one")."""
     for pattern, replacement in phrase_rewrites():
-        text = pattern.sub(
-            lambda m, r=replacement: r.ljust(len(m.group())) if len(r) <= len(m.group()) else m.group(), text
-        )
+        text = pattern.sub(lambda m, r=replacement: _rewrite(m, r), text)
     for comparative, bound in setting("UPSERT_NEGATED_COMPARATIVES").items():
         pattern = _negated_comparative(comparative)
         text = pattern.sub(
@@ -452,10 +462,17 @@ def _word_token(
                     _amount("1", unit), "number", text[start : following[0].end()], start, following[0].end()
                 )
             ], 1
-    if lowered == "once" and following and following[0].group().lower() in DETERMINERS:
-        return None, 0  # "once the flag is on": a conjunction, not a count
+    if lowered == "once" and following and re.split(r"['’]", following[0].group().lower())[0] in DETERMINERS:
+        return None, 0  # "once the flag is on", "once you've looked": a conjunction, not a count
     if lowered == "insteadof":  # "instead of", "rather than": what follows is rejected
         return [Token("not", "negation", surface, start, end)], 0
+    prefixed = re.fullmatch(r"(non|un|in|dis)-([a-z]{3,})", lowered)
+    if prefixed and prefixed.group(1) in word_setting("UPSERT_NEGATING_PREFIXES"):
+        # "non-deterministic" ≡ "not deterministic"
+        return [
+            Token(stem(prefixed.group(2)), "word", surface, start, end),
+            Token("not", "negation", surface, start, end),
+        ], 0
     free = re.fullmatch(r"([a-z]{3,})-free", lowered)
     if free:  # "deploy-free" ≡ "no deploys"
         return [
@@ -465,6 +482,9 @@ def _word_token(
     scope = setting("UPSERT_SCOPE_WORDS").get(lowered)
     if scope:
         return [Token(scope, "scope", surface, start, end)], 0
+    privative = lowered in word_setting("UPSERT_PRIVATIVE_WORDS")
+    if privative and following and following[0].group().lower() in DETERMINERS:
+        return [Token("not", "negation", surface, start, end)], 0  # "missing a ticket" ≡ "without a ticket"
     if lowered in word_setting("UPSERT_REJECTION_WORDS") or (
         lowered.isalpha() and stem(lowered) in _stems(word_setting("UPSERT_OMISSION_VERBS"))
     ):

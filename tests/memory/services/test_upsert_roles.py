@@ -34,6 +34,25 @@ SAME_FACT = {
         ("When the queue backs up, add a consumer.", "Add a consumer when the queue backs up."),
         ("For the admin API, require MFA and log every call.", "Log every call and require MFA for the admin API."),
     ],
+    "a verb of the rule reworded (the lexicon knows it is no thing)": [
+        ("Prefer Renovate over Dependabot for dependency updates.", "Pick Renovate rather than Dependabot for dependency updates."),
+        ("Unused dashboards stay archived in the Grafana folder.", "Archive unused dashboards in the Grafana folder."),
+    ],
+    "a universal quantifier on a generic plural": [
+        ("Public buckets need an owner tag.", "Make sure every public bucket carries an owner tag."),
+        ("Release notes should link the tracking issue.", "Each release note has to link its tracking issue."),
+    ],
+    "a bound after its number": [
+        ("Keep at least 3 replicas of the search index.", "Keep 3 replicas or more of the search index."),
+        ("Session tokens live at most 12 hours.", "Session tokens live 12 hours or less."),
+    ],
+    "a privative word": [
+        ("Reject invoices without a PO number.", "Invoices lacking a PO number are rejected."),
+        ("Jobs without an owner label are paused.", "Jobs missing an owner label are paused."),
+    ],
+    "a negating prefix on a compound": [
+        ("Never retry non-idempotent webhooks.", "Webhooks that are not idempotent must never be retried."),
+    ],
     "passive voice": [
         ("Trivy scans every base image.", "Every base image is scanned by Trivy."),
         ("The data team maintains the Airflow DAGs.", "The Airflow DAGs are maintained by the data team."),
@@ -89,6 +108,22 @@ CHANGED_FACT = {
     "scope widened": (
         "Only admins can rotate the signing key.",
         "All admins and operators can rotate the signing key.",
+    ),
+    "a qualifier in -ly replaced by all": (
+        "Nightly snapshots are copied to the cold storage bucket.",
+        "All snapshots are copied to the cold storage bucket.",
+    ),
+    "a qualifier replaced by every": (
+        "Signed container images are deployed to the edge clusters in Frankfurt.",
+        "Every container image is deployed to the edge clusters in Frankfurt.",
+    ),
+    "a privative word dropped": (
+        "Pull requests lacking a changelog entry fail the release check.",
+        "Pull requests with a changelog entry fail the release check.",
+    ),
+    "a negating prefix dropped": (
+        "Route non-urgent tickets to the backlog queue.",
+        "Route urgent tickets to the backlog queue.",
     ),
 }
 
@@ -189,3 +224,13 @@ def test_a_negation_with_its_polar_word_flipped_keeps_the_rule():
 def test_a_word_negated_by_its_prefix_is_a_changed_fact():
     changes = compare_facts("The backup bucket is encrypted.", "The backup bucket is unencrypted.")
     assert [c.kind for c in changes] == ["negation"]
+
+
+def test_the_lexicon_knows_which_words_are_never_things():
+    from memory.services.upsert.lexicon import may_qualify, never_a_thing
+
+    assert never_a_thing("prefer") and never_a_thing("Choose") and never_a_thing("sent")
+    # A noun as well as a verb, a form in -ing (a noun too), an adjective, an unknown word: maybe.
+    assert not any(never_a_thing(word) for word in ("route", "billing", "legal", "kubectl", "on-call"))
+    assert may_qualify("nightly") and may_qualify("weekly") and may_qualify("grafanaly")
+    assert not may_qualify("automatically")

@@ -1,0 +1,55 @@
+"""What English allows a word to be, from a maintained lexicon (LemmInflect's, inside its wheel:
+nothing is fetched at run time). The reading guesses a word's part from its neighbours; the
+lexicon vetoes the guesses English does not allow:
+- a word that can only be a verb or an adverb ("prefer", "choose", "sent", "lacks") is never a
+  thing that another thing replaced;
+- a word in -ly that can be an adjective ("nightly", "weekly"), before a content word, qualifies
+  that thing ("nightly builds") instead of being the adverb of a verb ("restart automatically").
+- a verb's base form opening a clause before a name or an identifier is an imperative ("Raise
+  max_connections", "Enable CSP reporting"), not a contrast word qualifying a thing.
+Words it does not know (jargon, product names) keep the reading's guess.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+WORDING_TAGS = frozenset({"VERB", "AUX", "ADV"})
+
+
+@lru_cache(maxsize=1)
+def _lemmas():
+    from lemminflect import getAllLemmas
+
+    return getAllLemmas
+
+
+@lru_cache(maxsize=16384)
+def parts_of_speech(word: str) -> frozenset[str]:
+    """The universal POS tags a word form can take; empty when the lexicon lacks it."""
+    if not word.isalpha():
+        return frozenset()
+    return frozenset(_lemmas()(word.lower()))
+
+
+@lru_cache(maxsize=16384)
+def base_verb(word: str) -> bool:
+    """Is the word a verb's base form ("raise", "enable", "route"; not "staging", "logs")?"""
+    if not word.isalpha():
+        return False
+    return word.lower() in _lemmas()(word.lower()).get("VERB", ())
+
+
+def never_a_thing(word: str) -> bool:
+    """A known word that can only be a verb or an adverb, whatever its place. Not a form in -ing,
+    which English also uses as a noun ("billing", "shipping"), and not an adjective, which names a
+    kind of thing ("the legal team" is not "the financial team")."""
+    tags = parts_of_speech(word)
+    return bool(tags) and tags <= WORDING_TAGS and not word.lower().endswith("ing")
+
+
+def may_qualify(word: str) -> bool:
+    """Can the word be an adjective (or a noun) — "nightly", "weekly" — and not only an adverb?
+    Unknown words may."""
+    tags = parts_of_speech(word)
+    return not tags or bool(tags - WORDING_TAGS)
