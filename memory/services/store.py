@@ -16,6 +16,7 @@ only, so the same text in two teams is two memories and nothing of one team supe
 from __future__ import annotations
 
 import functools
+import logging
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -55,6 +56,7 @@ from memory.services.injection import screen_fields
 from memory.services.intent import intent_reasons
 from memory.services.proposals import open_proposals, proposal_after_reinforcement, supersede
 from memory.services.redaction import redact
+from memory.services.search.statements import exact_scan_plans
 from memory.services.upsert import (  # noqa: F401  (re-exported: callers import them from here)
     ADD,
     NOOP,
@@ -78,6 +80,8 @@ MAX_SOURCE_CHUNK_CHARS = 8000
 MAX_PROVENANCE_PATH_CHARS = 500
 PROVENANCE_ORIGIN = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")  # e.g. claude-code-auto-memory
 PROVENANCE_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -282,6 +286,7 @@ ORDER BY created_at DESC
 # kept. Tested candidate by candidate inside the scan, the scope cost 31 µs a candidate, and where
 # most candidates are of another scope (memories about one owner among a hundred) the test ran on
 # all of them: two fifths of a batch store's lookups (bench/HISTORY.md, stop 36).
+# ``{order}``: the distance (the HNSW index serves it) or the distance plus 0.0 (an exact scan).
 NEIGHBOURS_SQL = """
 WITH q AS MATERIALIZED (
     SELECT idx, vec::vector AS vec, ids::bigint[] AS ids, types::text[] AS types
@@ -295,7 +300,7 @@ candidate AS MATERIALIZED (
         FROM memory_memory mem
         WHERE mem.team_id = %s AND mem.kind = %s AND mem.status = ANY(%s)
           AND mem.superseded_by_id IS NULL AND mem.id <> ALL(%s::uuid[])
-        ORDER BY mem.embedding <=> q.vec
+        ORDER BY {order}
         LIMIT %s
     ) AS m
 ),
@@ -309,14 +314,22 @@ conflict AS (
     GROUP BY c.idx, c.id, e.type
     HAVING NOT bool_or(mm.entity_id = ANY(q.ids))
 )
-SELECT idx, id, distance
-FROM (
+SELECT q.idx, ranked.id, ranked.distance, coalesce(scanned.n, 0)
+FROM q
+LEFT JOIN (SELECT idx, count(*) AS n FROM candidate GROUP BY idx) AS scanned ON scanned.idx = q.idx
+LEFT JOIN (
     SELECT c.idx, c.id, c.distance, row_number() OVER (PARTITION BY c.idx ORDER BY c.distance) AS rank
     FROM candidate c
     WHERE NOT EXISTS (SELECT 1 FROM conflict x WHERE x.idx = c.idx AND x.id = c.id)
-) AS ranked
-WHERE rank <= %s
-ORDER BY idx, distance
+) AS ranked ON ranked.idx = q.idx AND ranked.rank <= %s
+ORDER BY q.idx, ranked.distance
+"""
+HNSW_ORDER, EXACT_ORDER = "mem.embedding <=> q.vec", "(mem.embedding <=> q.vec) + 0.0"
+
+LIVE_ROWS_SQL = """
+SELECT count(*) FROM memory_memory mem
+WHERE mem.team_id = %s AND mem.kind = %s AND mem.status = ANY(%s)
+  AND mem.superseded_by_id IS NULL AND mem.id <> ALL(%s::uuid[]) AND mem.embedding IS NOT NULL
 """
 
 
@@ -349,29 +362,54 @@ def scoped_neighbours(
     memory's entities prefetched. The memories ``excluded`` (ids) are left out."""
     texts = ["[" + ",".join(f"{x:.7g}" for x in vector) + "]" for vector in vectors]
     arrays = [_scope_arrays(s) for s in scopes]
+    excluded = [str(pk) for pk in excluded]
     ef_search = setting("HNSW_EF_SEARCH")
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(ef_search)])
+
+    def neighbours(cursor, wanted: list[int], order: str) -> list[tuple]:
         cursor.execute(
-            NEIGHBOURS_SQL,
+            NEIGHBOURS_SQL.format(order=order),
             [
-                texts,
-                [ids for ids, _ in arrays],
-                [types for _, types in arrays],
+                [texts[i] for i in wanted],
+                [arrays[i][0] for i in wanted],
+                [arrays[i][1] for i in wanted],
                 team.pk,
                 kind,
                 list(statuses),
-                [str(pk) for pk in excluded],
+                excluded,
                 ef_search,
                 setting("UPSERT_NEIGHBOURS"),
             ],
         )
-        rows = cursor.fetchall()
-    memories = _with_resolved_mentions(list({pk for _, pk, _ in rows}), team)
+        # Back to the caller's positions (the statement numbers its vectors from 1).
+        return [
+            (wanted[index - 1], pk, distance, scanned) for index, pk, distance, scanned in cursor.fetchall()
+        ]
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(ef_search)])
+        rows = neighbours(cursor, list(range(len(texts))), HNSW_ORDER)
+        empty = [index for index, _, _, scanned in rows if scanned == 0]
+        if empty and _stranded(cursor, team, kind, statuses, excluded):
+            logger.info("upsert: the HNSW scan found no neighbour of %d vector(s); an exact scan", len(empty))
+            with exact_scan_plans(cursor):
+                rows = [row for row in rows if row[0] not in empty] + neighbours(cursor, empty, EXACT_ORDER)
+    memories = _with_resolved_mentions(list({pk for _, pk, _, _ in rows if pk is not None}), team)
     found: list[list[tuple[Memory, float]]] = [[] for _ in texts]
-    for index, pk, distance in rows:
-        found[index - 1].append((memories[pk], 1.0 - distance))
+    for index, pk, distance, _ in sorted(rows, key=lambda row: (row[0], row[2] or 0.0)):
+        if pk is not None:
+            found[index].append((memories[pk], 1.0 - distance))
     return found
+
+
+def _stranded(cursor, team, kind, statuses, excluded) -> bool:
+    """An HNSW scan that found none of the team's memories of this kind, although the team has
+    some, was stranded: dead entries that rolled-back or purged rows leave until a vacuum, or a
+    small team's memories all outside the table's neighbourhood of the vector. An upsert that
+    missed its neighbours would store a duplicate beside them, so the vectors are looked up again
+    by an exact scan — when the team's memories of this kind are at most VECTOR_EXACT_MAX_ROWS."""
+    cursor.execute(LIVE_ROWS_SQL, [team.pk, kind, list(statuses), excluded])
+    (live,) = cursor.fetchone()
+    return 0 < live <= setting("VECTOR_EXACT_MAX_ROWS")
 
 
 @functools.cache

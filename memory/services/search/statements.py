@@ -70,11 +70,11 @@ class Searched:
     def nearest(self, vector, k: int, *, exact: bool = False) -> list:
         """The ids of the ``k`` nearest by cosine distance (MemoryQuerySet.nearest's rule: the HNSW
         index serves the plain ordering; ``exact`` orders by an expression it cannot serve, so
-        every filtered row is compared, planned as :func:`_exact_scan_plans` says). Call inside a
+        every filtered row is compared, planned as :func:`exact_scan_plans` says). Call inside a
         transaction."""
         distance = "s.embedding <=> %s::vector"
         order = f"({distance}) + 0.0" if exact else distance
-        with connection.cursor() as cursor, _exact_scan_plans(cursor) if exact else nullcontext():
+        with connection.cursor() as cursor, exact_scan_plans(cursor) if exact else nullcontext():
             cursor.execute(
                 f"SELECT s.id FROM ({self.sql}) AS s WHERE s.embedding IS NOT NULL ORDER BY {order} LIMIT %s",
                 [*self.params, vector_text(vector), k],
@@ -156,7 +156,7 @@ def _planned_with(cursor, planner: dict[str, str]):
         )
 
 
-def _exact_scan_plans(cursor):
+def exact_scan_plans(cursor):
     """Plan an exact vector scan with a page read out of order priced at
     VECTOR_EXACT_RANDOM_PAGE_COST instead of PostgreSQL's 4, which assumes a disk; the memories
     are in memory. At 4, to pick the few percent of memories an entity filter keeps, it read every

@@ -378,3 +378,27 @@ def test_every_row_a_store_writes_carries_the_team(team, other_team, member):
         assert set(model.objects.values_list("team", flat=True)) == {team.pk}, model
     assert EntityMention.objects.filter(resolved=False, raw="Zed").exists()
     assert MemoryEvent.objects.filter(action="reinforced").exists()
+
+
+def test_a_small_teams_paraphrase_is_found_when_the_tables_index_finds_only_another_teams(
+    team, other_team, settings
+):
+    """The table's HNSW index holds every team's vectors and filters by team afterwards: when
+    another team's memories fill the ef_search nearest of a text, the scan finds none of this
+    team's. The upsert then looks exactly, so the paraphrase reinforces instead of being stored
+    twice."""
+    settings.MEMORY_LANE = {**settings.MEMORY_LANE, "HNSW_EF_SEARCH": 20}
+    incoming = "In the api repo, run make test and not bare pytest."
+    # Another team's 60 memories, each nearer the incoming text than this team's paraphrase is.
+    rng = np.random.default_rng(7)
+    near = embeddings.encode([incoming])[0] + rng.normal(0, 0.002, size=(60, 384))
+    near /= np.linalg.norm(near, axis=1, keepdims=True)
+    crowd = [{"content": f"Globex runbook note {n}: the api repo's test command."} for n in range(60)]
+    memory_store_batch(crowd, team=other_team, vectors=list(near), dedupe=False)
+    ours = memory_store(team=team, content="Run make test, not bare pytest, in the api repo.")
+    with connection.cursor() as cursor:  # the index's plan, as on a table of real size
+        cursor.execute("SET LOCAL enable_sort = off")
+    again = memory_store(team=team, content=incoming)
+    assert again.operation == NOOP, again.decision.reason
+    assert again.memory.pk == ours.memory.pk
+    assert Memory.objects.filter(team=team).count() == 1
