@@ -611,7 +611,11 @@ MEMORY_LANE: dict = {
     ],
     # Verbs of leaving undone count as a negation (any form): "skip the tests" ≡ "don't run the tests", and
     # "don't forget to tag it" ≡ "tag it" (two negations).
-    "UPSERT_OMISSION_VERBS": ["forget", "forgot", "forgotten", "neglect", "skip", "omit", "lack"],
+    # Failing and refusing too: "fails to start" ≡ "doesn't start", "the build fails" ≡ "fails to build".
+    "UPSERT_OMISSION_VERBS": [
+        *["forget", "forgot", "forgotten", "neglect", "skip", "omit", "lack"],
+        *["fail", "refuse", "decline"],
+    ],
     # Words that say "without" before a determiner: "PRs missing a ticket" ≡ "PRs without a ticket".
     "UPSERT_PRIVATIVE_WORDS": ["missing", "minus"],
     # "over" rejects what follows it after one of these verbs ("prefer X over Y").

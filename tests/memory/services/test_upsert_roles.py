@@ -50,6 +50,10 @@ SAME_FACT = {
         ("Reject invoices without a PO number.", "Invoices lacking a PO number are rejected."),
         ("Jobs without an owner label are paused.", "Jobs missing an owner label are paused."),
     ],
+    "a verb of failing or refusing": [
+        ("The webhook relay does not retry when the signature check is missing.", "The webhook relay fails to retry when the signature check is missing."),
+        ("The vault agent won't renew a lease past its maximum TTL.", "The vault agent refuses to renew a lease past its maximum TTL."),
+    ],
     "a negating prefix on a compound": [
         ("Never retry non-idempotent webhooks.", "Webhooks that are not idempotent must never be retried."),
     ],
@@ -120,6 +124,10 @@ CHANGED_FACT = {
     "a privative word dropped": (
         "Pull requests lacking a changelog entry fail the release check.",
         "Pull requests with a changelog entry fail the release check.",
+    ),
+    "failing flipped": (
+        "The cron runner fails to pick up jobs scheduled in UTC+14.",
+        "The cron runner picks up jobs scheduled in UTC+14.",
     ),
     "a negating prefix dropped": (
         "Route non-urgent tickets to the backlog queue.",
