@@ -326,10 +326,14 @@ ORDER BY q.idx, ranked.distance
 """
 HNSW_ORDER, EXACT_ORDER = "mem.embedding <=> q.vec", "(mem.embedding <=> q.vec) + 0.0"
 
+# Counted up to a bound (the last parameter): past it the answer is the same.
 LIVE_ROWS_SQL = """
-SELECT count(*) FROM memory_memory mem
-WHERE mem.team_id = %s AND mem.kind = %s AND mem.status = ANY(%s)
-  AND mem.superseded_by_id IS NULL AND mem.id <> ALL(%s::uuid[]) AND mem.embedding IS NOT NULL
+SELECT count(*) FROM (
+    SELECT 1 FROM memory_memory mem
+    WHERE mem.team_id = %s AND mem.kind = %s AND mem.status = ANY(%s)
+      AND mem.superseded_by_id IS NULL AND mem.id <> ALL(%s::uuid[]) AND mem.embedding IS NOT NULL
+    LIMIT %s
+) AS live
 """
 
 
@@ -407,9 +411,10 @@ def _stranded(cursor, team, kind, statuses, excluded) -> bool:
     small team's memories all outside the table's neighbourhood of the vector. An upsert that
     missed its neighbours would store a duplicate beside them, so the vectors are looked up again
     by an exact scan — when the team's memories of this kind are at most VECTOR_EXACT_MAX_ROWS."""
-    cursor.execute(LIVE_ROWS_SQL, [team.pk, kind, list(statuses), excluded])
+    most = setting("VECTOR_EXACT_MAX_ROWS")
+    cursor.execute(LIVE_ROWS_SQL, [team.pk, kind, list(statuses), excluded, most + 1])
     (live,) = cursor.fetchone()
-    return 0 < live <= setting("VECTOR_EXACT_MAX_ROWS")
+    return 0 < live <= most
 
 
 @functools.cache

@@ -497,8 +497,8 @@ def _compare_quantifiers(
     old_dropped: set[str],
     new_dropped: set[str],
     result,
-    old_reworded=frozenset(),
-    new_reworded=frozenset(),
+    old_reworded: set[str],
+    new_reworded: set[str],
 ) -> None:
     """ "some teams" vs "all teams" changes the scope; "every service" vs "services" does not, but
     "all actions" vs "admin actions" (a qualifier on the other side) does. ``old_dropped`` and
@@ -506,12 +506,8 @@ def _compare_quantifiers(
     old_kinds = {kind for kind, _ in old.quantifiers}
     new_kinds = {kind for kind, _ in new.quantifiers}
     changed = "some" in old_kinds ^ new_kinds
-    changed = changed or (
-        "all" in old_kinds - new_kinds and _qualified(new, new_dropped, set(new_reworded), old)
-    )
-    changed = changed or (
-        "all" in new_kinds - old_kinds and _qualified(old, old_dropped, set(old_reworded), new)
-    )
+    changed = changed or ("all" in old_kinds - new_kinds and _qualified(new, new_dropped, new_reworded, old))
+    changed = changed or ("all" in new_kinds - old_kinds and _qualified(old, old_dropped, old_reworded, new))
     if changed:
         old_words = [word for kind, word in old.quantifiers if kind not in new_kinds]
         new_words = [word for kind, word in new.quantifiers if kind not in old_kinds]

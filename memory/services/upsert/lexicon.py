@@ -4,7 +4,7 @@ lexicon vetoes the guesses English does not allow:
 - a word that can only be a verb or an adverb ("prefer", "choose", "sent", "lacks") is never a
   thing that another thing replaced;
 - a word in -ly that can be an adjective ("nightly", "weekly"), before a content word, qualifies
-  that thing ("nightly builds") instead of being the adverb of a verb ("restart automatically").
+  that thing ("nightly builds") instead of being the adverb of a verb ("restart automatically");
 - a verb's base form opening a clause before a name or an identifier is an imperative ("Raise
   max_connections", "Enable CSP reporting"), not a contrast word qualifying a thing.
 Words it does not know (jargon, product names) keep the reading's guess.
@@ -17,27 +17,24 @@ from functools import lru_cache
 WORDING_TAGS = frozenset({"VERB", "AUX", "ADV"})
 
 
-@lru_cache(maxsize=1)
-def _lemmas():
+@lru_cache(maxsize=16384)
+def _lemmas(word: str) -> dict[str, tuple[str, ...]]:
+    """The word form's lemmas by universal POS tag; empty when the lexicon lacks it."""
+    if not word.isalpha():
+        return {}
     from lemminflect import getAllLemmas
 
-    return getAllLemmas
+    return getAllLemmas(word.lower())
 
 
-@lru_cache(maxsize=16384)
 def parts_of_speech(word: str) -> frozenset[str]:
     """The universal POS tags a word form can take; empty when the lexicon lacks it."""
-    if not word.isalpha():
-        return frozenset()
-    return frozenset(_lemmas()(word.lower()))
+    return frozenset(_lemmas(word))
 
 
-@lru_cache(maxsize=16384)
 def base_verb(word: str) -> bool:
     """Is the word a verb's base form ("raise", "enable", "route"; not "staging", "logs")?"""
-    if not word.isalpha():
-        return False
-    return word.lower() in _lemmas()(word.lower()).get("VERB", ())
+    return word.lower() in _lemmas(word).get("VERB", ())
 
 
 def never_a_thing(word: str) -> bool:

@@ -466,11 +466,12 @@ def _word_token(
         return None, 0  # "once the flag is on", "once you've looked": a conjunction, not a count
     if lowered == "insteadof":  # "instead of", "rather than": what follows is rejected
         return [Token("not", "negation", surface, start, end)], 0
-    prefixed = re.fullmatch(r"(non|un|in|dis)-([a-z]{3,})", lowered)
-    if prefixed and prefixed.group(1) in word_setting("UPSERT_NEGATING_PREFIXES"):
-        # "non-deterministic" ≡ "not deterministic"
+    prefixed = re.fullmatch(r"non-([a-z]{3,})", lowered)
+    if prefixed:
+        # "non-deterministic" ≡ "not deterministic". Only "non-": with a hyphen the other prefixes
+        # of UPSERT_NEGATING_PREFIXES mostly negate nothing ("in-house", "in-memory").
         return [
-            Token(stem(prefixed.group(2)), "word", surface, start, end),
+            Token(stem(prefixed.group(1)), "word", surface, start, end),
             Token("not", "negation", surface, start, end),
         ], 0
     free = re.fullmatch(r"([a-z]{3,})-free", lowered)

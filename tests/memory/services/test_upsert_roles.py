@@ -242,3 +242,11 @@ def test_the_lexicon_knows_which_words_are_never_things():
     assert not any(never_a_thing(word) for word in ("route", "billing", "legal", "kubectl", "on-call"))
     assert may_qualify("nightly") and may_qualify("weekly") and may_qualify("grafanaly")
     assert not may_qualify("automatically")
+
+
+def test_only_non_negates_a_hyphenated_word():
+    from memory.services.upsert import content_tokens
+
+    assert "negation" in {t.kind for t in content_tokens("Never retry non-idempotent webhooks.")}
+    for text in ("Use the in-house linter for SQL files.", "Keep the session cache in-memory on each worker."):
+        assert "negation" not in {t.kind for t in content_tokens(text)}, text
