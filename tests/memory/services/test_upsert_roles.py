@@ -248,5 +248,8 @@ def test_only_non_negates_a_hyphenated_word():
     from memory.services.upsert import content_tokens
 
     assert "negation" in {t.kind for t in content_tokens("Never retry non-idempotent webhooks.")}
-    for text in ("Use the in-house linter for SQL files.", "Keep the session cache in-memory on each worker."):
+    for text in (
+        "Use the in-house linter for SQL files.",
+        "Keep the session cache in-memory on each worker.",
+    ):
         assert "negation" not in {t.kind for t in content_tokens(text)}, text
