@@ -205,7 +205,9 @@ def run(sessions: list[Session]) -> dict:
             cosine = float(memory_vectors[memory_index] @ vector)
             if cosine >= MATCH_COSINE:
                 return True
-            gold = content_words(variant)
+            # The project's name is no evidence that a note says the lesson: notes name their project.
+            named = content_words(stored[memory_index][0].project.replace("-", " "))
+            gold = content_words(variant) - named
             overlap = len(gold & content_words(stored[memory_index][2])) / max(1, len(gold))
             if cosine >= MATCH_COSINE_LOOSE and overlap >= MATCH_OVERLAP_LOOSE:
                 return True

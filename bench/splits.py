@@ -18,7 +18,12 @@ RECORD = DATA / "test_splits.md"
 SPLITS = {
     # The extraction dev split is two files by two hands (the second written in stop 48, unlike the first).
     "extraction": {
-        "dev": (DATA / "extraction_sessions.txt", DATA / "extraction_sessions_dev2.txt"),
+        "dev": (
+            DATA / "extraction_sessions.txt",
+            DATA / "extraction_sessions_dev2.txt",
+            DATA / "extraction_sessions_dev3.txt",
+            DATA / "extraction_sessions_dev4.txt",
+        ),
         "test": DATA / "extraction_sessions_test.txt",
     },
     "injections": {"dev": DATA / "safety_injections.jsonl", "test": DATA / "safety_injections_test.jsonl"},

@@ -933,6 +933,9 @@ MEMORY_LANE: dict = {
     "EXTRACTION_SAME_LESSON_COSINE": 0.68,
     # A finding ("the root cause was…") this close to a rule of the same session is said by the rule.
     "EXTRACTION_FINDING_COVERED_COSINE": 0.5,
+    # Two candidates of one session this close are one lesson told twice (the rule, then the agent's
+    # report of applying it): one is stored.
+    "EXTRACTION_SAME_SESSION_COSINE": 0.7,
     "EXTRACTION_CUES": {
         # Correction cues count in user turns only; the others in user and assistant turns.
         "correction": [

@@ -358,6 +358,7 @@ def rule_candidates(session: Session, messages: list[tuple[int, str, str]]) -> l
     for note, memory_type, first, last in transcript_lessons(messages, project):
         if after is not None and messages[last][0] <= after:
             continue
+        note = lessons.names_subject(note, project)
         add(note, memory_type, _evidence(note, cues), source_chunk_for(messages, first, last), (first, last))
     return _best(candidates)
 
@@ -474,7 +475,7 @@ def llm_candidates(session: Session, messages: list[tuple[int, str, str]]) -> li
             # same self-contained rewrite.
             if lessons.is_junk(item["content"], "user"):
                 continue
-            content = lessons.rewrite(item["content"], project)
+            content = lessons.names_subject(lessons.rewrite(item["content"], project), project)
             evidence = " ".join(item.get("evidence", "").split())
             chunk = evidence if evidence and evidence in " ".join(window.split()) else window
             detected = entity_service.detect_in_text(content, pool).entities
@@ -760,17 +761,27 @@ def _extract(session: Session, started: float) -> ExtractionReport:
 
 
 def covered_findings(items: list[dict], vectors) -> list[int]:
-    """The candidates to keep: a finding (an insight, "the root cause was…") is left out when a rule
-    of the same session says the same thing (cosine ≥ EXTRACTION_FINDING_COVERED_COSINE) — the
-    team keeps the rule ("Always verify the signature against the raw body"), one memory per lesson."""
+    """The candidates to keep, one per lesson: a finding (an insight, "the root cause was…") is left
+    out when a rule of the same session says the same thing (cosine ≥ EXTRACTION_FINDING_COVERED_COSINE)
+    — the team keeps the rule ("Always verify the signature against the raw body"); and of two
+    candidates that say the same (cosine ≥ EXTRACTION_SAME_SESSION_COSINE: the user's rule and the
+    agent's report of applying it), the one of the preferred type, then the fuller, is kept."""
     rules = [i for i, item in enumerate(items) if item["memory_type"] != MemoryType.INSIGHT]
     threshold = setting("EXTRACTION_FINDING_COVERED_COSINE")
-    return [
+    uncovered = [
         i
         for i, item in enumerate(items)
         if item["memory_type"] != MemoryType.INSIGHT
         or not any(float(vectors[i] @ vectors[j]) >= threshold for j in rules)
     ]
+    same = setting("EXTRACTION_SAME_SESSION_COSINE")
+    kept: list[int] = []
+    for i in sorted(
+        uncovered, key=lambda i: (_preference(items[i]["memory_type"]), -len(items[i]["content"]))
+    ):
+        if not any(float(vectors[i] @ vectors[j]) >= same for j in kept):
+            kept.append(i)
+    return sorted(kept)
 
 
 def extraction_release(session_id, error: Exception, *, due_in: float = 0.0, team_id=None) -> bool:

@@ -16,6 +16,8 @@ The extractor reads a transcript sentence by sentence. This module decides, with
 - :func:`rewrite` — the self-contained note: leading filler removed ("Right,", "Careful,", "One more
   thing,", "Hmm, actually"), "this repo"/"here" replaced by the project's name, the user's correction
   stated as the rule ("No, don't…" → "Don't…"), capitalized and ended with a full stop;
+- :func:`names_subject` — the note names the project it is about ("In lumen-android, don't commit
+  JAVA_HOME"), unless it already does (DESIGN.md §4.8: a note names its subject);
 - :func:`depends_on_previous` — a sentence that only makes sense after the one before ("It was
   caused by…", "Otherwise…", "That's why…") is merged into it by the extractor;
 - :func:`is_critical` — a real reason (security, secrets, data loss, production, destroying
@@ -105,7 +107,7 @@ FILLER = re.compile(
     r"anyway|alright|sure|great|cool|nice|perfect|thanks|thank you|wait|hold on|no|nope|nah|exactly|indeed|"
     r"ugh|good point|true|correct|and|but|plus|remember(?: that)?|keep in mind(?: that)?|important|"
     r"please note|for the record|tip|pro tip|ps|p\.s\.|gotcha|ha|haha|lol|right so|ok so|okay so|"
-    r"got it|understood|sounds good|makes sense|agreed|"
+    r"got it|understood|sounds good|makes sense|agreed|hey(?: again)?|hi|hello|bro|dude|"
     r"(?:the |team |house )?rule(?: for the future| from now(?: on)?| going forward)?(?=\s*:))\b[\s,.!:;—–-]*",
     re.IGNORECASE,
 )
@@ -466,6 +468,20 @@ def rewrite(text: str, project: str = "") -> str:
     if note[-1] not in ".!?)`\"'":
         note += "."
     return note
+
+
+def names_subject(note: str, project: str) -> str:
+    """``note`` naming the project it is about ("In billing-api, …"), unless it already names it
+    (its whole name, or the first part of a hyphenated one: "lumen" for lumen-android)."""
+    if not project or not note:
+        return note
+    names = {project.lower(), project.split("-")[0].lower()}
+    words = set(re.findall(r"[a-z0-9][a-z0-9_.-]*[a-z0-9]", note.lower()))
+    if any(name in words or f"{name}'s" in note.lower() for name in names if len(name) >= 3):
+        return note
+    first = note.split(" ", 1)[0]
+    keep_case = first[1:] != first[1:].lower() or first == "I" or not first[:1].isalpha()
+    return f"In {project}, {note if keep_case else note[0].lower() + note[1:]}"
 
 
 def is_self_contained(text: str) -> bool:

@@ -358,3 +358,26 @@ def test_a_session_that_changes_a_settled_fact_only_proposes_the_change(ended_se
     assert (change.kind, change.old, change.new) == ("proposal", settled, proposed[0])
     settled.refresh_from_db()
     assert settled.superseded_by is None and settled.status == "active"
+
+
+def test_a_rule_and_the_agents_report_of_applying_it_are_one_lesson_and_two_rules_stay_two():
+    from memory import embeddings
+    from memory.services.extraction import covered_findings
+
+    items = [
+        {
+            "memory_type": "commitment",
+            "content": "In kelpie, every Spark job that overwrites partitioned output runs with partitionOverwriteMode=dynamic.",
+        },
+        {
+            "memory_type": "commitment",
+            "content": "In kelpie, the job now always runs with partitionOverwriteMode=dynamic when it overwrites partitioned output.",
+        },
+        {
+            "memory_type": "commitment",
+            "content": "In kelpie, dbt models are never run with --full-refresh on fct_events.",
+        },
+    ]
+    vectors = embeddings.encode([item["content"] for item in items])
+    kept = covered_findings(items, vectors)
+    assert len(kept) == 2 and 2 in kept

@@ -151,3 +151,34 @@ def test_a_chit_chat_session_yields_nothing():
         )
         == []
     )
+
+
+@pytest.mark.parametrize(
+    "note, project, named",
+    [
+        ("Use pnpm, not npm.", "web-dashboard", "In web-dashboard, use pnpm, not npm."),
+        ("Don't commit JAVA_HOME.", "lumen-android", "In lumen-android, don't commit JAVA_HOME."),
+        (
+            "Partitions in tidepool are computed in UTC.",
+            "tidepool-etl",
+            "Partitions in tidepool are computed in UTC.",
+        ),
+        ("web-dashboard uses sentence case.", "web-dashboard", "web-dashboard uses sentence case."),
+        (
+            "The billing-api's webhooks need the raw body.",
+            "billing-api",
+            "The billing-api's webhooks need the raw body.",
+        ),
+        (
+            "PgBouncer only, never direct connections.",
+            "search-api",
+            "In search-api, PgBouncer only, never direct connections.",
+        ),
+        ("I2C runs at 100 kHz.", "sensor-hub", "In sensor-hub, I2C runs at 100 kHz."),
+        ("`make test`, not bare pytest.", "api", "In api, `make test`, not bare pytest."),
+        ("Use pnpm.", "", "Use pnpm."),
+        ("The API is versioned.", "api", "The API is versioned."),
+    ],
+)
+def test_a_note_names_the_project_it_is_about(note, project, named):
+    assert lessons.names_subject(note, project) == named
