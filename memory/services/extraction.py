@@ -204,6 +204,7 @@ def transcript_lessons(messages: list[tuple[int, str, str]], project: str) -> li
     one after; a sentence that only completes the previous turn's lesson ("Exactly, otherwise…")
     joins it. An assistant's finding counts when stated outright or confirmed by the next turn."""
     found: list[tuple[str, str, int, int]] = []
+    opening = next((i for i, (_, role, _) in enumerate(messages) if role == Role.USER), None)
     for index, (_, role, content) in enumerate(messages):
         if role not in (Role.USER, Role.ASSISTANT):
             continue
@@ -238,6 +239,8 @@ def transcript_lessons(messages: list[tuple[int, str, str]], project: str) -> li
                 found.append((lessons.rewrite(_joined(note, sentence), project), kind, first, index))
                 continue
             kind = lessons.classify(text, role, confirmed=confirmed)
+            if kind is not None and index == opening and lessons.is_task_at_hand(text, kind):
+                kind = None
             if kind is None:
                 if (
                     role == Role.USER

@@ -13,6 +13,8 @@ The extractor reads a transcript sentence by sentence. This module decides, with
   musings, "never mind", one-off requests for this session ("also rename the prop while you're in
   there"), the agent announcing or reporting its own steps ("I'll…", "Done, renamed…", "All tests
   pass now");
+- :func:`is_task_at_hand` — in the session's opening message, a plain statement, finding or gap is
+  the problem or request the session is about, not a lesson (a rule or a decision taken still is);
 - :func:`rewrite` — the self-contained note: leading filler removed ("Right,", "Careful,", "One more
   thing,", "Hmm, actually"), "this repo"/"here" replaced by the project's name, the user's correction
   stated as the rule ("No, don't…" → "Don't…"), capitalized and ended with a full stop;
@@ -207,6 +209,8 @@ RULE = re.compile(
     r"is rounded|are rounded|listens on|runs on|uses|cannot|can'?t|can not)\b",
     re.IGNORECASE,
 )
+# A statement set against what one would assume: "listens on 5433, not the default port".
+CONTRAST = re.compile(r"\b(?:not|instead of|rather than|no longer)\b", re.IGNORECASE)
 DECISION = re.compile(
     r"\b(?:we decided|decided to|let'?s go with|we'?ll go with|we'?re going with|we chose|we settled on|"
     r"we agreed|agreed to|the decision|we picked|we went with|going with)\b",
@@ -381,6 +385,18 @@ def classify(sentence: str, role: str, *, confirmed: bool = False) -> str | None
     if role == "user" and STATED_FACT.search(core) and STRONG.search(core) and words >= 6:
         return MemoryType.DECISION  # a durable fact the user states plainly ("the format is INV-<year>-…")
     return None
+
+
+def is_task_at_hand(sentence: str, memory_type: str) -> bool:
+    """Whether a lesson-like sentence of the session's opening message is the task at hand instead:
+    what the user states plainly there is the problem, the request or its context ("release build
+    crashes at the ticket list", "we need a new bucket for the model artifacts", "the ranker's p99 is
+    180 ms"); a rule ("never…", "always…"), a decision taken ("we decided…") or a fact set against
+    what one would assume ("listens on 5433, not the default port") still counts."""
+    if memory_type in (MemoryType.INSIGHT, MemoryType.GAP):
+        return True
+    core = strip_filler(sentence)
+    return memory_type == MemoryType.DECISION and not (DECISION.search(core) or CONTRAST.search(core))
 
 
 def supports(sentence: str, role: str, *, before: str = "") -> bool:

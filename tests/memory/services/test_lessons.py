@@ -182,3 +182,33 @@ def test_a_chit_chat_session_yields_nothing():
 )
 def test_a_note_names_the_project_it_is_about(note, project, named):
     assert lessons.names_subject(note, project) == named
+
+
+def test_the_opening_message_states_the_task_and_only_its_rules_are_lessons():
+    assert (
+        notes(
+            ("user", "Release build crashes at the ticket list, debug builds work fine."),
+            ("assistant", "Looking at the R8 mapping now."),
+        )
+        == []
+    )
+    assert (
+        notes(
+            ("user", "Ranker p99 is 180ms under load, GPU mostly idle."),
+            ("assistant", "Let me profile the batcher."),
+        )
+        == []
+    )
+    assert notes(
+        ("user", "Never run migrations from a laptop against the prod database, use the deploy job."),
+        ("assistant", "Understood."),
+    ) == ["Never run migrations from a laptop against the prod database, use the deploy job."]
+    # The same plain statement later in the session is the team's fact, not the task.
+    assert notes(
+        ("user", "The checkout flow is flaky."),
+        ("assistant", "Which database does it use?"),
+        ("user", "The staging database listens on 6433 now instead of 5433."),
+    ) == ["The staging database listens on 6433 now instead of 5433."]
+    assert notes(("user", "The staging database listens on 5433, not the default port.")) == [
+        "The staging database listens on 5433, not the default port."
+    ]
