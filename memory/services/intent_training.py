@@ -63,6 +63,8 @@ def dev_examples(data: Path) -> Examples:
         "dedup_governed_dev.jsonl",
         "extraction_sessions.txt",
         "extraction_sessions_dev2.txt",
+        "extraction_sessions_dev3.txt",
+        "extraction_sessions_dev4.txt",
     ):
         path = data / name
         if not path.exists():

@@ -209,6 +209,10 @@ RULE = re.compile(
     r"is rounded|are rounded|listens on|runs on|uses|cannot|can'?t|can not)\b",
     re.IGNORECASE,
 )
+# What a user says to hand over knowledge before the task: "fyi …", "heads up, …", "note that …".
+SHARED_KNOWLEDGE = re.compile(
+    r"(?:fyi|heads up|note that|for the record|keep in mind|just so you know|for context)\b", re.IGNORECASE
+)
 # A statement set against what one would assume: "listens on 5433, not the default port".
 CONTRAST = re.compile(r"\b(?:not|instead of|rather than|no longer)\b", re.IGNORECASE)
 DECISION = re.compile(
@@ -391,8 +395,10 @@ def is_task_at_hand(sentence: str, memory_type: str) -> bool:
     """Whether a lesson-like sentence of the session's opening message is the task at hand instead:
     what the user states plainly there is the problem, the request or its context ("release build
     crashes at the ticket list", "we need a new bucket for the model artifacts", "the ranker's p99 is
-    180 ms"); a rule ("never…", "always…"), a decision taken ("we decided…") or a fact set against
+    180 ms"); knowledge handed over as such ("fyi …", "heads up, …"), a rule ("never…", "always…"), a decision taken ("we decided…") or a fact set against
     what one would assume ("listens on 5433, not the default port") still counts."""
+    if SHARED_KNOWLEDGE.match(sentence.strip()):
+        return False  # "fyi the CI emulators are API 30 images": told to be kept, then the task
     if memory_type in (MemoryType.INSIGHT, MemoryType.GAP):
         return True
     core = strip_filler(sentence)

@@ -203,6 +203,11 @@ def test_the_opening_message_states_the_task_and_only_its_rules_are_lessons():
         ("user", "Never run migrations from a laptop against the prod database, use the deploy job."),
         ("assistant", "Understood."),
     ) == ["Never run migrations from a laptop against the prod database, use the deploy job."]
+    # Knowledge handed over as such before the task counts.
+    assert notes(
+        ("user", "fyi the CI emulators are API 30 images with Google APIs. The location test is red there."),
+        ("assistant", "Looking at the permission dialog."),
+    ) == ["The CI emulators are API 30 images with Google APIs."]
     # The same plain statement later in the session is the team's fact, not the task.
     assert notes(
         ("user", "The checkout flow is flaky."),
