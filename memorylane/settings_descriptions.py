@@ -364,6 +364,8 @@ MEMORY_LANE: dict[str, dict[str, str]] = {
         "it reinforces it",
         "EXTRACTION_FINDING_COVERED_COSINE": 'a finding ("the root cause was…") this close to a rule of the '
         "same session is said by the rule",
+        "EXTRACTION_SAME_SESSION_COSINE": "two candidates of one session this close are one lesson told twice "
+        "(the rule, then the agent's report of applying it): one is stored",
         "EXTRACTION_CUES": "the cue patterns of each type in the transcript; correction cues count in user "
         "turns only, the others in user and assistant turns",
         "EXTRACTION_OUTCOME_CUES": "the cue patterns of each type in the outcome (summary and evaluation), "
