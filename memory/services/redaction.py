@@ -82,7 +82,10 @@ _PROSE_VALUE = (
 _CREDENTIAL_NOUN = (
     r"(?:(?:api|app|application|admin|access|secret|server|integration|routing|subscription|private|signing|client|"
     r"auth|bearer|refresh|service|master|rest|sdk|ingest|write|personal|license|webhook|encryption|deploy|bot|"
-    r"management|account|priv|wallet|signer|deployer|hot|cold)(?:[\s._-]+(?:api|access|auth))?[\s._-]+(?:key|token|secret)s?|(?-i:[A-Z][\w-]+) (?:key|token|secret))"
+    r"management|account|priv|wallet|signer|deployer|hot|cold)(?:[\s._-]+(?:api|access|auth))?[\s._-]+(?:key|token|secret)s?|(?-i:[A-Z][\w-]+) (?:key|token|secret)|"
+    # Credentials named by what they are rather than by "key": a PAT, a pre-shared key, an API hash.
+    r"(?-i:PATs?)|personal access tokens?|pre-?shared keys?|(?-i:PSKs?)|api[\s_-]?hash|unseal keys?|"
+    r"(?:validation|decryption)[\s_-]?key)"
 )
 # In a label, what says the value after it is not a secret (a fingerprint, an id, a public key).
 NOT_A_SECRET_LABEL = re.compile(
@@ -106,6 +109,7 @@ _CLI_PASSWORD_FLAGS = [
     (r"wget|lftp|aria2c", r"--(?:http-|ftp-|proxy-)?(?:password|passwd)"),
     (r"openssl", r"-(?:pass|passin|passout|password|kpass)\s+pass:|-k"),
     (r"7za?|7zz|rar|unrar", r"-p(?=[^\s-])"),  # attached: 7z x -pSECRET
+    (r"az(?:\s+\w+)?\s+login|rdesktop", r"-p|--password"),
 ]
 PROSE_PATTERNS: list[tuple[str, str, int | str, str]] = [
     # Multilingual prose: "<password word> [for X / del FTP / от админки] <link> <value>".
@@ -120,7 +124,7 @@ PROSE_PATTERNS: list[tuple[str, str, int | str, str]] = [
     # A credential noun, maybe after a provider's name: "the PagerDuty integration key … is …", "SerpApi key: …".
     (
         "credential",
-        rf"(?i)\b{_CREDENTIAL_NOUN}\b(?:(?:[^\n:=]{{0,40}}?)(?:\s*(?:[:=]|→|->|=>)\s*|\s+(?:is|was|=)\s+)|\s+)(?P<q>[\"'`“‘]?)(?P<v>[A-Za-z0-9_+/=.~-]{{16,300}}?)(?=[.,;:!?)]*(?:$|[\s\"'`”’]))",
+        rf"(?i)\b{_CREDENTIAL_NOUN}\b(?:(?:[^\n:=]{{0,40}}?)(?:\s*(?:[:=]|→|->|=>)\s*|\s+(?:is|was|=|to|as)\s+)|\s+)(?P<q>[\"'`“‘]?)(?P<v>[A-Za-z0-9_+/=.~-]{{16,300}}?)(?=[.,;:!?)]*(?:$|[\s\"'`”’]))",
         "v",
         "strong",
     ),
@@ -177,6 +181,20 @@ CLI_PATTERNS: list[tuple[str, str, int | str]] = [
     (
         "cli_password",
         r"\b(?:echo|printf)\s+(?:-n\s+)?(?P<q>['\"]?)(?P<v>[^\s'\"$|][^\s'\"|]*)(?P=q)\s*\|\s*(?:sudo\s+)?[\w.-]+\b[^\n|]{0,120}?(?:--password-stdin|--stdin\b|\bsudo -S\b|\bchpasswd\b)",
+        "v",
+    ),
+    # user,password after lftp -u; /p:password for FreeRDP; the password before /user: in "net use".
+    ("cli_password", r"\blftp\b[^\n]{0,200}?\s-u\s+(?P<q>['\"]?)[^\s,'\"]+,(?P<v>[^\s'\"]+)(?P=q)", "v"),
+    (
+        "cli_password",
+        r"(?i)\b(?:[\w-]*freerdp[\w-]*)\b[^\n]{0,200}?\s[/+-]p:(?P<q>['\"]?)(?P<v>[^\s'\"]+)(?P=q)",
+        "v",
+    ),
+    ("cli_password", r"(?i)\bnet use\s+\S+\s+(?P<q>['\"]?)(?P<v>[^\s/'\"*][^\s'\"]*)(?P=q)\s+/user:", "v"),
+    # A token passed to a tool's login: "wandb login 5e0d…", "heroku login …" (a long, mixed value).
+    (
+        "cli_password",
+        r"\b[\w-]+ login\s+(?:--?[\w-]+\s+)*(?P<q>['\"]?)(?P<v>(?=[A-Za-z0-9_-]*\d[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z][A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{32,})(?P=q)",
         "v",
     ),
     (
@@ -272,7 +290,23 @@ OWN_PATTERNS: list[tuple] = [
     ("cli_password", r"(?i)\bsshpass\s+-p\s*(['\"]?)(?P<v>[^\s'\"]+)\1", "v"),
     *CLI_PATTERNS,
     ("bearer_token", r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/=-]{16,}", 0),
-    ("http_header_secret", r"(?i)\b(?:x-api-key|api-key|x-auth-token|private-token|x-access-token|x-vault-token|x-figma-token|authorization:\s*(?:token|basic|bearer))\s*:?\s*([A-Za-z0-9._~+/=-]{12,})", 1),
+    ("http_header_secret", r"(?i)\b(?:x-api-key|api-key|x-auth-token|private-token|x-access-token|x-vault-token|x-figma-token|authorization:\s*(?:token|basic|bearer|splunk|ssws|sso-key|apikey|api-key|key|dsn|klaviyo-api-key|zoho-oauthtoken))\s*:?\s*([A-Za-z0-9._~+/=-]{12,})", 1),
+    # Network devices: "enable secret 0 …", "username x password 7 …", "snmp-server community … RW".
+    ("device_password", r"(?i)\b(?:secret|password)\s+[0-9]\s+(?P<v>\S{4,})", "v", "strong"),
+    ("snmp_community", r"(?i)\bsnmp-server\s+community\s+(?P<v>\S{4,})", "v", "strong"),
+    # One-time recovery codes listed after their name.
+    (
+        "recovery_codes",
+        r"(?i)\b(?:recovery|backup|2fa|mfa|one-time|emergency)\s+codes?\b[^\n:=]{0,40}?(?:\s*[:=]\s*|\s+(?:are|is)\s+)"
+        r"(?P<v>[a-z0-9]{4,10}(?:-[a-z0-9]{4,10})?(?:[\s,;]+[a-z0-9]{4,10}(?:-[a-z0-9]{4,10})?){2,})",
+        "v",
+    ),
+    # A keypair as a byte array (Solana's id.json): 32 to 64 numbers after a keypair or secret key.
+    (
+        "wallet_key",
+        r"(?i)(?:keypair|secret[_ -]?key|private[_ -]?key|wallet|id\.json)[^\n\[]{0,60}(?P<v>\[\s*(?:\d{1,3}\s*,\s*){31,63}\d{1,3}\s*\])",
+        "v",
+    ),
     # Keyword assignments: env lines, code, JSON, YAML, TOML, INI.
     ("secret", rf"(?i)(?:^|[\s\"'{{,;(]|\b)[\w.-]*{_KEYWORDS}[\"']?\s*(?::=|=>|=|:)\s*(?P<q>[\"'`]?)(?P<v>[^\s\"'`,;}}]{{4,}})(?P=q)", "v"),
     ("secret", rf"(?i)(?:^|[\s\"'{{,;(]|\b)[\w.-]*{_KEYWORDS}[\"']?\s*(?::=|=>|=|:)\s*[bru]{{0,2}}(?P<q>[\"'`])(?P<v>[^\"'`\n]{{4,}}?)(?P=q)", "v"),
@@ -497,7 +531,7 @@ def is_placeholder(value: str) -> bool:
 
 def _plausible(kind: str, value: str) -> bool:
     """Whether a value a keyword or prose pattern found is a secret rather than a word or a path."""
-    if kind == "account_number":
+    if kind == "account_number" or kind == "wallet_key" and value.startswith("["):
         return True  # digits, which is_placeholder takes for a number
     if is_placeholder(value):
         return False

@@ -128,6 +128,19 @@ HEX32 = "9d8f7a6b5c4e3d2f" + "1a0b9c8d7e6f5a4b"
         (f"The PagerDuty integration key for payments is {HEX32}", HEX32),
         (f"The hot wallet private key is {HEX32 * 2}, move funds before Friday.", HEX32),
         ("Recovery seed phrase: " + " ".join(["abandon", "ability", "able", "about"] * 3), "abandon ability"),
+        (f"lftp -u deploy,{PROSE_PW} sftp://files.example.net", PROSE_PW),
+        (f"xfreerdp /u:admin /p:{PROSE_PW} /v:10.0.4.12", PROSE_PW),
+        (f"net use \\\\fs01\\share {PROSE_PW} /user:CORP\\svc-backup", PROSE_PW),
+        (f"az login -u ci@corp.onmicrosoft.com -p {PROSE_PW}", PROSE_PW),
+        (f"wandb login {HEX32}a1b2c3d4", HEX32),
+        (f"enable secret 0 {PROSE_PW}", PROSE_PW),
+        (f"snmp-server community {PROSE_PW} RW", PROSE_PW),
+        (f"The IPsec pre-shared key for the Frankfurt tunnel is {HEX32}.", HEX32),
+        (f"telegram api_id 1234567 and api_hash {HEX32}", HEX32),
+        (f"set the Heroku API key to {HEX32} in the pipeline settings", HEX32),
+        (f"Authorization: Splunk {HEX32}", HEX32),
+        ("GitHub recovery codes for the ops account: 5e0d-d6b3 f5be-f3e0 d1f3-9e0a", "f5be-f3e0"),
+        ("solana keypair id.json: [" + ",".join(str(n * 7 % 256) for n in range(64)) + "]", "7,14,21,28"),
     ],
 )
 def test_secrets_of_other_families_are_redacted(text, secret):
@@ -162,6 +175,10 @@ def test_a_seed_phrase_is_redacted_up_to_its_twelfth_word():
         "Pin urllib3 to 1.26.18 because of the proxy bug.",
         "Das Passwort wird mit bcrypt gehasht.",
         "The seed phrase must never be typed into a web page; MetaMask will never ask for it.",
+        "Run `heroku login` first, then `heroku git:remote -a shop-staging`.",
+        "lftp -u deploy sftp://files.example.net reads the password from ~/.netrc.",
+        "snmp-server community strings come from Vault (path net/snmp), see runbook NET-12.",
+        "A Solana keypair is 64 bytes: the Rust struct holds it as [u8; 64].",
     ],
 )
 def test_public_keys_placeholders_and_references_are_not_redacted(text):
