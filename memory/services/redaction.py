@@ -55,7 +55,7 @@ _KEYWORDS = (
     r"private[_-]?key|auth[_-]?(?:key|token)|client[_-]?secret|signing[_-]?key|encryption[_-]?key|"
     r"master[_-]?key|credentials?|session[_-]?key|bearer|webhook[_-]?secret|dsn|connection[_-]?string|"
     r"secret[_-]?key[_-]?base|app[_-]?(?:key|secret)|client[_-]?key[_-]?data|(?:auth|secure[_-]?auth|logged[_-]?in|"
-    r"nonce)[_-]?(?:key|salt)|mnemonic|seed[_-]?phrase|store[_-]?pass|key[_-]?pass)"
+    r"nonce)[_-]?(?:key|salt)|mnemonic|seed[_-]?phrase|store[_-]?pass|key[_-]?pass|authtok|bind[_-]?pw|bind[_-]?password)"
 )
 
 # The words for a password in the languages memories are written in: "das Passwort für … lautet …",
@@ -82,7 +82,7 @@ _PROSE_VALUE = (
 _CREDENTIAL_NOUN = (
     r"(?:(?:api|app|application|admin|access|secret|server|integration|routing|subscription|private|signing|client|"
     r"auth|bearer|refresh|service|master|rest|sdk|ingest|write|personal|license|webhook|encryption|deploy|bot|"
-    r"management|account|priv|wallet|signer|deployer|hot|cold)(?:[\s._-]+(?:api|access|auth))?[\s._-]+(?:key|token|secret)s?|(?-i:[A-Z][\w-]+) (?:key|token|secret)|"
+    r"management|account|priv|wallet|signer|deployer|hot|cold)(?:[\s._-]+(?:api|access|auth))?[\s._-]+(?:key|token|secret)s?|(?-i:[A-Z][\w-]*[a-z0-9])[ -](?:key|token|secret)|"
     # Credentials named by what they are rather than by "key": a PAT, a pre-shared key, an API hash.
     r"(?-i:PATs?)|personal access tokens?|pre-?shared keys?|(?-i:PSKs?)|api[\s_-]?hash|unseal keys?|"
     r"(?:validation|decryption)[\s_-]?key)"
@@ -110,6 +110,7 @@ _CLI_PASSWORD_FLAGS = [
     (r"openssl", r"-(?:pass|passin|passout|password|kpass)\s+pass:|-k"),
     (r"7za?|7zz|rar|unrar", r"-p(?=[^\s-])"),  # attached: 7z x -pSECRET
     (r"az(?:\s+\w+)?\s+login|rdesktop", r"-p|--password"),
+    (r"snmp(?:walk|get|getnext|bulkwalk|bulkget|set|table|trap|test)", r"-c"),
 ]
 PROSE_PATTERNS: list[tuple[str, str, int | str, str]] = [
     # Multilingual prose: "<password word> [for X / del FTP / от админки] <link> <value>".
@@ -124,7 +125,7 @@ PROSE_PATTERNS: list[tuple[str, str, int | str, str]] = [
     # A credential noun, maybe after a provider's name: "the PagerDuty integration key … is …", "SerpApi key: …".
     (
         "credential",
-        rf"(?i)\b{_CREDENTIAL_NOUN}\b(?:(?:[^\n:=]{{0,40}}?)(?:\s*(?:[:=]|→|->|=>)\s*|\s+(?:is|was|=|to|as)\s+)|\s+)(?P<q>[\"'`“‘]?)(?P<v>[A-Za-z0-9_+/=.~-]{{16,300}}?)(?=[.,;:!?)]*(?:$|[\s\"'`”’]))",
+        rf"(?i)\b{_CREDENTIAL_NOUN}\b(?:(?:[^\n:=]{{0,40}}?)(?:\s*(?:[:=]|→|->|=>)\s*|\s+(?:is|was|=|to|as|es|est|ist|är|è|é|jest|er)\s+)|\s+)(?P<q>[\"'`“‘]?)(?P<v>[A-Za-z0-9_+/=.~-]{{16,300}}?)(?=[.,;:!?)]*(?:$|[\s\"'`”’]))",
         "v",
         "strong",
     ),
@@ -180,7 +181,7 @@ CLI_PATTERNS: list[tuple[str, str, int | str]] = [
     # A secret echoed into a command that reads its password from standard input.
     (
         "cli_password",
-        r"\b(?:echo|printf)\s+(?:-n\s+)?(?P<q>['\"]?)(?P<v>[^\s'\"$|][^\s'\"|]*)(?P=q)\s*\|\s*(?:sudo\s+)?[\w.-]+\b[^\n|]{0,120}?(?:--password-stdin|--stdin\b|\bsudo -S\b|\bchpasswd\b)",
+        r"\b(?:echo|printf)\s+(?:-n\s+)?(?P<q>['\"]?)(?P<v>[^\s'\"$|][^\s'\"|]*)(?P=q)\s*\|\s*(?:sudo\s+)?(?:kinit\b|[\w.-]+\b[^\n|]{0,120}?(?:--password-stdin|--stdin\b|\bsudo -S\b|\bchpasswd\b))",
         "v",
     ),
     # user,password after lftp -u; /p:password for FreeRDP; the password before /user: in "net use".
@@ -190,11 +191,15 @@ CLI_PATTERNS: list[tuple[str, str, int | str]] = [
         r"(?i)\b(?:[\w-]*freerdp[\w-]*)\b[^\n]{0,200}?\s[/+-]p:(?P<q>['\"]?)(?P<v>[^\s'\"]+)(?P=q)",
         "v",
     ),
-    ("cli_password", r"(?i)\bnet use\s+\S+\s+(?P<q>['\"]?)(?P<v>[^\s/'\"*][^\s'\"]*)(?P=q)\s+/user:", "v"),
+    (
+        "cli_password",
+        r"(?i)\bnet use\s+(?:[A-Z]:\s+)?\S+\s+(?P<q>['\"]?)(?P<v>[^\s/'\"*][^\s'\"]*)(?P=q)\s+/user:",
+        "v",
+    ),
     # A token passed to a tool's login: "wandb login 5e0d…", "heroku login …" (a long, mixed value).
     (
         "cli_password",
-        r"\b[\w-]+ login\s+(?:--?[\w-]+\s+)*(?P<q>['\"]?)(?P<v>(?=[A-Za-z0-9_-]*\d[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z][A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{32,})(?P=q)",
+        r"\b[\w-]+ (?:login|auth|authorize)\s+(?:--?[\w-]+\s+)*(?P<q>['\"]?)(?P<v>(?=[A-Za-z0-9_-]*\d[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z][A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{32,})(?P=q)",
         "v",
     ),
     (
@@ -293,18 +298,23 @@ OWN_PATTERNS: list[tuple] = [
     ("http_header_secret", r"(?i)\b(?:x-api-key|api-key|x-auth-token|private-token|x-access-token|x-vault-token|x-figma-token|authorization:\s*(?:token|basic|bearer|splunk|ssws|sso-key|apikey|api-key|key|dsn|klaviyo-api-key|zoho-oauthtoken))\s*:?\s*([A-Za-z0-9._~+/=-]{12,})", 1),
     # Network devices: "enable secret 0 …", "username x password 7 …", "snmp-server community … RW".
     ("device_password", r"(?i)\b(?:secret|password)\s+[0-9]\s+(?P<v>\S{4,})", "v", "strong"),
-    ("snmp_community", r"(?i)\bsnmp-server\s+community\s+(?P<v>\S{4,})", "v", "strong"),
+    ("snmp_community", r"(?i)\b(?:snmp-server\s+community|[rw][ow]community6?)\s+(?P<v>\S{4,})", "v", "strong"),
+    # A ~/.pgpass line (host:port:database:user:password) and an ipsec.secrets PSK.
+    ("pgpass_password", r"(?m)^\s*(?:~?/?[\w./-]*pgpass\S*:?\s+)?[\w.*-]+:(?:\d+|\*):[\w*-]+:[\w*.-]+:(?P<v>\S{6,})\s*$", "v"),
+    ("pre_shared_key", r"(?:^|\s):\s*(?:PSK|EAP|XAUTH)\s+\"(?P<v>[^\"\n]{6,})\"", "v"),
+    # An Ethereum-style private key: 0x and 64 hex digits near a word for a key or an account list.
+    ("wallet_key", r"(?i)(?:private[_ -]?key|privkey|accounts|secret|signer|deployer|wallet)[^\n]{0,40}?(?P<v>\b0x[0-9a-f]{64})\b", "v"),
     # One-time recovery codes listed after their name.
     (
         "recovery_codes",
-        r"(?i)\b(?:recovery|backup|2fa|mfa|one-time|emergency)\s+codes?\b[^\n:=]{0,40}?(?:\s*[:=]\s*|\s+(?:are|is)\s+)"
+        r"(?i)\b(?:recovery|backup|2fa|mfa|one-time|emergency)\s+codes?\b[^\n:=]{0,60}?(?:\s*[:=]\s*|\s+(?:are|is)\s+)"
         r"(?P<v>[a-z0-9]{4,10}(?:-[a-z0-9]{4,10})?(?:[\s,;]+[a-z0-9]{4,10}(?:-[a-z0-9]{4,10})?){2,})",
         "v",
     ),
     # A keypair as a byte array (Solana's id.json): 32 to 64 numbers after a keypair or secret key.
     (
         "wallet_key",
-        r"(?i)(?:keypair|secret[_ -]?key|private[_ -]?key|wallet|id\.json)[^\n\[]{0,60}(?P<v>\[\s*(?:\d{1,3}\s*,\s*){31,63}\d{1,3}\s*\])",
+        r"(?i)(?:keypair|secret[_ -]?key|private[_ -]?key|wallet|id\.json)[^\[]{0,60}?(?P<v>\[\s*(?:\d{1,3}\s*,\s*){31,63}\d{1,3}\s*\])",
         "v",
     ),
     # Keyword assignments: env lines, code, JSON, YAML, TOML, INI.
@@ -327,7 +337,7 @@ PLACEHOLDER_RE = re.compile(
     r"""(?ix)^(?:
         .*\.\.\..* | .*….* | [x*#•.\-_=]{3,} | x{3,}.* | .*x{6,}.* | <.* | \[[^\]]*\] | \{[^}]*\} |
         \$.* | %[A-Za-z_]+%? | \{\{.* |
-        (?:your|my|our)[-_ ]\w+ | (?:your|my|our)(?:token|key|pass\w*|secret|api\w*) | .*(?:placeholder|changeme|change[-_]me|replace[-_]?me|redacted|
+        (?:your|my|our)[-_ ][\w-]+ | (?:your|my|our)(?:token|key|pass\w*|secret|api\w*) | %\(\w+\)\w | .*(?:placeholder|changeme|change[-_]me|replace[-_]?me|redacted|
         dummy|todo|fixme|insert[-_]|example\.com|sample|\bfake\b|notreal|not[-_]a[-_]real|xxxx).* |
         none|null|nil|true|false|yes|no|on|off|undefined|required|optional|string|str|int|secret|password|token|
         env|environ.*|os\.environ.*|process\.env.*|getenv.*|settings\..*|config\..*|vault:.*|ssm:.*|arn:.*|
@@ -441,7 +451,7 @@ PUBLIC_BLOB_PREFIX = re.compile(
 # value labelled publishable, public, search-only or site key; a Firebase web config's apiKey.
 PUBLIC_TOKEN = re.compile(r"pk_(?:live|test)_|pk\.eyJ")
 PUBLIC_LABEL = re.compile(
-    r"(?i)publishable|public[\s_-]?key|search[\s_-]?only|\bsite[\s_-]?key|sitekey|client[\s_-]?side|browser[\s_-]key"
+    r"(?i)publishable|(?:wallet|public) address|address \(public\)|public[\s_-]?key|search[\s_-]?only|\bsite[\s_-]?key|sitekey|client[\s_-]?side|browser[\s_-]key"
 )
 SECRET_LABEL = re.compile(r"(?i)secret|private|pass(?:word|phrase)|admin|server[\s_-]?key|write")
 FIREBASE_WEB_CONFIG = re.compile(
@@ -537,6 +547,10 @@ def _plausible(kind: str, value: str) -> bool:
         return False
     if re.fullmatch(r"[A-Za-z_$][\w$]*(?:\.[\w$]+)*\(.*", value):
         return False  # a call: token = getToken()
+    if re.fullmatch(r"[A-Za-z_$][A-Za-z_$]*(?:\.[A-Za-z_$][\w$]*)+(?:\[.*)?", value) and not re.search(
+        r"\d", value
+    ):
+        return False  # a reference to where it lives: BuildConfig.MAPS_TOKEN, ProcessInfo.processInfo.environment[…]
     if kind in ("secret", "password", "cli_password", "connection_string_key", "npm_auth"):
         bare = value.strip("\"'`.,;:()[]")
         if bare.lower() in COMMON_VALUE_WORDS or "/" in bare and not re.search(r"[A-Za-z0-9+]{20,}", bare):
@@ -550,14 +564,18 @@ def _plausible(kind: str, value: str) -> bool:
 
 def _strong(kind: str, value: str) -> bool:
     """Whether a value found after a word in prose is a secret: a token mixing classes (letters with
-    digits or symbols), not a word, identifier, version, date, address, path or call."""
+    digits or symbols), not a word, identifier, version, date, address, path or call. A passphrase of
+    four or more hyphen-joined words ("otter-velvet-copper-pepper-71", Apple's "abcd-efgh-ijkl-mnop")
+    is one too."""
+    if kind == "password" and re.fullmatch(r"[a-z]{3,10}(?:-[a-z]{3,10}){3,}(?:-\d{1,4})?", value):
+        return True
     if len(value) < 6 or value[0] in "([{<" or is_placeholder(value) or value.lower() in COMMON_VALUE_WORDS:
         return False
     if (
         re.fullmatch(r"v?\d+(?:[.:/-]\d+)+[\w.+-]*", value)  # versions, dates, times, addresses
         or re.fullmatch(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", value)  # e-mail addresses
         or re.match(r"(?i)[a-z][a-z0-9+.-]*://", value)  # URLs (their passwords have their own pattern)
-        or re.fullmatch(r"[A-Za-z_$][\w$]*(?:\.[\w$]+)*(?:\(.*|\[.*)", value)  # calls, lookups: getToken()
+        or re.fullmatch(r"[A-Za-z_$][\w$]*(?:\.[\w$]+)*(?:\(.*|\[.*\])", value)  # calls, lookups: getToken()
         or re.fullmatch(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+", value)  # the name of a variable
         or re.fullmatch(r"[a-z]+(?:[._-][a-z0-9]+)*", value)
         and sum(c.isdigit() for c in value) < 3
@@ -602,6 +620,8 @@ def _public_by_design(text: str, start: int, end: int, kind: str) -> bool:
         return True  # the nearest label says public, and no secret word comes after it
     if value.startswith("AIza") and FIREBASE_WEB_CONFIG.search(text):
         return True
+    if re.search(r"-----BEGIN [A-Z ]*PUBLIC KEY-----[^-]*$", text[:start]):
+        return True  # inside a PEM public key
     line_start = text.rfind("\n", 0, start) + 1
     line_end = text.find("\n", end)
     line = text[line_start : line_end if line_end >= 0 else len(text)]

@@ -140,6 +140,12 @@ HEX32 = "9d8f7a6b5c4e3d2f" + "1a0b9c8d7e6f5a4b"
         (f"set the Heroku API key to {HEX32} in the pipeline settings", HEX32),
         (f"Authorization: Splunk {HEX32}", HEX32),
         ("GitHub recovery codes for the ops account: 5e0d-d6b3 f5be-f3e0 d1f3-9e0a", "f5be-f3e0"),
+        (f"db-primary.internal:5432:billing:billing_rw:{PROSE_PW}", PROSE_PW),
+        (f'203.0.113.5 198.51.100.7 : PSK "{PROSE_PW}"', PROSE_PW),
+        (f"snmpwalk -v2c -c {PROSE_PW} 10.0.0.1 1.3.6.1.2.1.1", PROSE_PW),
+        ("New passphrase for the release signing key: otter-velvet-copper-pepper-71", "otter-velvet"),
+        (f'accounts: ["0x{HEX32 * 2}"]', HEX32),
+        (f"echo '{PROSE_PW}' | kinit HTTP/web01.acme.org@ACME.ORG", PROSE_PW),
         ("solana keypair id.json: [" + ",".join(str(n * 7 % 256) for n in range(64)) + "]", "7,14,21,28"),
     ],
 )
@@ -179,6 +185,13 @@ def test_a_seed_phrase_is_redacted_up_to_its_twelfth_word():
         "lftp -u deploy sftp://files.example.net reads the password from ~/.netrc.",
         "snmp-server community strings come from Vault (path net/snmp), see runbook NET-12.",
         "A Solana keypair is 64 bytes: the Rust struct holds it as [u8; 64].",
+        "api_key: your-api-key-here",
+        "DATABASES['default']['PASSWORD'] = '%(DB_PASSWORD)s'",
+        'let apiKey = ProcessInfo.processInfo.environment["API_KEY"]',
+        "val token = BuildConfig.MAPS_TOKEN",
+        "-----BEGIN PUBLIC KEY-----\nMUGIMMRBvHN0f5cbsl5N7Hyi8hASwuI6b52GeKibdDNJkB4jqNCtkLrtEYGDPOZK\n-----END PUBLIC KEY-----",
+        "Solana wallet address (public) for the grant payout: sb5zgvT8VX4kAQttEkzWLWch9znTHxwXmBgUtiQy46K1",
+        f"Transaction 0x{HEX32 * 2} confirmed in block 19,204,113.",
     ],
 )
 def test_public_keys_placeholders_and_references_are_not_redacted(text):
