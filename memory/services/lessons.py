@@ -395,8 +395,9 @@ def is_task_at_hand(sentence: str, memory_type: str) -> bool:
     """Whether a lesson-like sentence of the session's opening message is the task at hand instead:
     what the user states plainly there is the problem, the request or its context ("release build
     crashes at the ticket list", "we need a new bucket for the model artifacts", "the ranker's p99 is
-    180 ms"); knowledge handed over as such ("fyi …", "heads up, …"), a rule ("never…", "always…"), a decision taken ("we decided…") or a fact set against
-    what one would assume ("listens on 5433, not the default port") still counts."""
+    180 ms"). Knowledge handed over as such ("fyi …", "heads up, …"), a rule ("never…", "always…"),
+    a decision taken ("we decided…") or a fact set against what one would assume ("listens on 5433,
+    not the default port") still counts."""
     if SHARED_KNOWLEDGE.match(sentence.strip()):
         return False  # "fyi the CI emulators are API 30 images": told to be kept, then the task
     if memory_type in (MemoryType.INSIGHT, MemoryType.GAP):
@@ -499,7 +500,7 @@ def names_subject(note: str, project: str) -> str:
         return note
     names = {project.lower(), project.split("-")[0].lower()}
     words = set(re.findall(r"[a-z0-9][a-z0-9_.-]*[a-z0-9]", note.lower()))
-    if any(name in words or f"{name}'s" in note.lower() for name in names if len(name) >= 3):
+    if any(name in words for name in names if len(name) >= 3):  # "billing-api's" holds "billing-api"
         return note
     first = note.split(" ", 1)[0]
     keep_case = first[1:] != first[1:].lower() or first == "I" or not first[:1].isalpha()

@@ -335,7 +335,7 @@ OWN_PATTERNS: list[tuple] = [
 # Values that only stand in for a secret: never redacted, so examples and templates stay readable.
 PLACEHOLDER_RE = re.compile(
     r"""(?ix)^(?:
-        .*\.\.\..* | .*….* | [x*#•.\-_=]{3,} | x{3,}.* | .*x{6,}.* | <.* | \[[^\]]*\] | \{[^}]*\} |
+        .*\.\.\..* | .*….* | [x*#•.\-_=]{3,} | x{3,}.* | .*x{6,}.* | <.* | \[(?![\d\s,]+\])[^\]]*\] | \{[^}]*\} |
         \$.* | %[A-Za-z_]+%? | \{\{.* |
         (?:your|my|our)[-_ ][\w-]+ | (?:your|my|our)(?:token|key|pass\w*|secret|api\w*) | %\(\w+\)\w | .*(?:placeholder|changeme|change[-_]me|replace[-_]?me|redacted|
         dummy|todo|fixme|insert[-_]|example\.com|sample|\bfake\b|notreal|not[-_]a[-_]real|xxxx).* |
@@ -541,7 +541,7 @@ def is_placeholder(value: str) -> bool:
 
 def _plausible(kind: str, value: str) -> bool:
     """Whether a value a keyword or prose pattern found is a secret rather than a word or a path."""
-    if kind == "account_number" or kind == "wallet_key" and value.startswith("["):
+    if kind == "account_number":
         return True  # digits, which is_placeholder takes for a number
     if is_placeholder(value):
         return False
