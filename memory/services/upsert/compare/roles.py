@@ -1,0 +1,233 @@
+"""Roles exchanged: two things trading their polarity role (preferred ↔ rejected), their clause,
+what follows a relation word, or their order in a clause once a passive is read as active."""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import combinations, permutations
+
+from memory.services.upsert.compare.changes import Change, Comparison, first_surface, in_order, surfaces
+from memory.services.upsert.reading import Reading
+
+MAX_CLAUSES = 6  # clauses matched by trying every matching: a handful at most
+
+
+def compare_roles(old: Reading, new: Reading, result: Comparison) -> None:
+    if any(c.kind == "negation" for c in result.changes):
+        return  # the polarity already changed; roles read against another polarity mean nothing
+    swaps = _polarity_swaps(old, new) or _clause_swaps(old, new)
+    for x, y in swaps[:1]:
+        result.changes.append(Change("role", surfaces(old, {x}), surfaces(old, {y} - {""})))
+        result.old_keys |= {x, y}
+        result.new_keys |= {x, y}
+    if swaps:
+        return
+    # What each relation word points at: "migrations before deploy" and "deploy before
+    # migrations" differ; "before they are opened" (nothing to point at) is not compared.
+    unmatched_old, unmatched_new = _unmatched_frames(old, new)
+    if unmatched_old and unmatched_new:
+        result.changes.append(
+            Change(
+                "order",
+                [f"{relation} {first_surface(old, key)}" for relation, key in unmatched_old],
+                [f"{relation} {first_surface(new, key)}" for relation, key in unmatched_new],
+            )
+        )
+        result.old_keys |= {key for _, key in unmatched_old}
+        result.new_keys |= {key for _, key in unmatched_new}
+        return
+    inverted = _order_inversions(old, new)
+    if inverted:
+        a, b = inverted
+        result.changes.append(
+            Change(
+                "order",
+                [first_surface(old, a), first_surface(old, b)],
+                [first_surface(new, b), first_surface(new, a)],
+            )
+        )
+        result.old_keys |= {a, b}
+        result.new_keys |= {a, b}
+
+
+def _unmatched_frames(old: Reading, new: Reading) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The frames of relations both texts use that find no frame of the other pointing at the
+    same thing in the same role."""
+    shared = old.relations & new.relations
+    old_frames = [f for f in old.frames if f[0] in shared and f[1]]
+    new_frames = [f for f in new.frames if f[0] in shared and f[1]]
+    left = list(new_frames)
+    unmatched_old = []
+    for relation, targets, role in old_frames:
+        match = next((f for f in left if f[0] == relation and f[1] & targets and f[2] == role), None)
+        # The relation used once on each side, to the same thing, under another polarity role: a
+        # polarity question (answered by the negations), not another order.
+        once = sum(f[0] == relation for f in old_frames) == sum(f[0] == relation for f in new_frames) == 1
+        if match is None and once:
+            match = next((f for f in left if f[0] == relation and f[1] & targets), None)
+        if match is None:
+            unmatched_old.append((relation, min(targets)))
+        else:
+            left.remove(match)
+    return unmatched_old, [(relation, min(targets)) for relation, targets, _ in left]
+
+
+def _things(reading: Reading) -> dict[str, list[int]]:
+    """Token indexes by key, for the tokens that can play a role (not verbs, not negations)."""
+    found: dict[str, list[int]] = {}
+    for n, token in enumerate(reading.tokens):
+        if token.kind in ("negation", "scope") or reading.verbal[n]:
+            continue
+        found.setdefault(token.key, []).append(n)
+    return found
+
+
+def _polarity_swaps(old: Reading, new: Reading) -> list[tuple[str, str]]:
+    """Pairs of things, one preferred and one rejected, that traded places."""
+    # A thing on one side is a thing on both ("Bitly is deprecated" reads "Bitly" as an adverb).
+    things = (
+        (_things(old).keys() | _things(new).keys())
+        & {t.key for t in old.tokens}
+        & {t.key for t in new.tokens}
+    )
+    shared = things - {t.key for t in old.tokens + new.tokens if t.kind in ("negation", "scope")}
+    roles_old = {key: {old.role[n] for n, t in enumerate(old.tokens) if t.key == key} for key in shared}
+    roles_new = {key: {new.role[n] for n, t in enumerate(new.tokens) if t.key == key} for key in shared}
+    demoted = [k for k in shared if roles_old[k] == {"+"} and roles_new[k] == {"-"}]
+    promoted = [k for k in shared if roles_old[k] == {"-"} and roles_new[k] == {"+"}]
+    return [(x, y) for x in in_order(old, demoted) for y in in_order(old, promoted)]
+
+
+def _single_clause_keys(reading: Reading) -> dict[str, int]:
+    clauses: dict[str, set[int]] = {}
+    for n, token in enumerate(reading.tokens):
+        if token.kind in ("negation",):
+            continue
+        clauses.setdefault(token.key, set()).add(reading.clause[n])
+    return {key: next(iter(found)) for key, found in clauses.items() if len(found) == 1}
+
+
+def _clause_swaps(old: Reading, new: Reading) -> list[tuple[str, str]]:
+    """Pairs of things that traded clauses. The clauses of both texts are matched so that most
+    tokens keep their clause (a clause reorder moves nothing); two things each found in the
+    clause matched to the other's are a swap: "the primary host accepts writes and the standby
+    replays" → "the standby host accepts writes and the primary replays"."""
+    old_clause, new_clause = _single_clause_keys(old), _single_clause_keys(new)
+    shared = old_clause.keys() & new_clause.keys()
+    sources = sorted({old_clause[k] for k in shared})
+    targets = sorted({new_clause[k] for k in shared})
+    if len(sources) < 2 or len(targets) < 2 or max(len(sources), len(targets)) > MAX_CLAUSES:
+        return []
+    scores: dict[tuple, int] = {}
+    for chosen in permutations(targets, min(len(sources), len(targets))):
+        mapping = dict(zip(sources, chosen, strict=False))
+        scores[tuple(sorted(mapping.items()))] = sum(
+            mapping.get(old_clause[k]) == new_clause[k] for k in shared
+        )
+    best = max(scores.values())
+    ranked = [dict(mapping) for mapping, score in scores.items() if score == best]
+    # Two ways to match as good as each other ("A is X and B is Y" → "B is X and A is Y"): the
+    # clauses are read in their order.
+    read_in_order = [m for m in ranked if all(m[a] < m[b] for a, b in combinations(sorted(m), 2))]
+    if len(ranked) > 1 and len(read_in_order) != 1:
+        return []  # no one way to match the clauses: nothing can be said to have moved
+    mapping = read_in_order[0] if len(ranked) > 1 else ranked[0]
+    things = _things(old).keys() & _things(new).keys()
+    displaced = [k for k in in_order(old, shared & things) if mapping.get(old_clause[k]) != new_clause[k]]
+
+    def roles(reading: Reading, key: str) -> set[str]:
+        return {reading.role[n] for n, t in enumerate(reading.tokens) if t.key == key}
+
+    def kept_apart(x: str, y: str) -> bool:
+        """One rejected and one preferred, on both sides: "don't add it to v1; add it to v2" ≡
+        "it belongs in v2, not v1" whatever clause each sits in."""
+        return roles(old, x) == roles(new, x) != roles(old, y) == roles(new, y)
+
+    swaps = [
+        (x, y)
+        for x, y in combinations(displaced, 2)
+        if mapping.get(old_clause[y]) == new_clause[x]
+        and mapping.get(old_clause[x]) == new_clause[y]
+        and not kept_apart(x, y)
+    ]
+    if swaps:
+        return swaps
+    # A name or number moved alone into what another clause says ("Acme is the controller and we
+    # are the processor" → "we are the controller and Acme is the processor").
+    names = {t.key for t in old.tokens + new.tokens if t.kind == "name"}
+    old_subjects, new_subjects = _subjects(old), _subjects(new)
+    moved = [
+        k
+        for k in displaced
+        if k in names and k in old_subjects and k in new_subjects and mapping.get(old_clause[k]) is not None
+    ]
+    return [(k, "") for k in moved[:1]]
+
+
+def _subjects(reading: Reading) -> set[str]:
+    """The things that open a clause: what the clause says something about ("Acme is the
+    controller"; not "require MFA", an object)."""
+    return {
+        token.key
+        for n, token in enumerate(reading.tokens)
+        if reading.leading[n] and token.kind not in ("negation", "scope") and not reading.verbal[n]
+    }
+
+
+def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
+    """Two things of one clause (on both sides) that traded places while the rest of the clause
+    stays, a passive read as active: "Alice reviews Bob's PRs" → "Bob reviews Alice's PRs",
+    "the frontend calls the BFF" → "the BFF calls the frontend". A clause reworded around them
+    ("every API change needs an OpenAPI spec" → "update the OpenAPI spec with each API change")
+    is no swap, and two nouns only count with the same verb between them on both sides (subject
+    and object exchanged; "drain the node before you cordon it" → "before you cordon the node,
+    drain it" is not)."""
+    # A name at the start of a sentence reads as a word: strong on either side is strong; and a
+    # noun is a thing on both sides.
+    named = {t.key for t in old.tokens + new.tokens if t.strong}
+    kinds = {t.key for t in old.tokens + new.tokens if t.kind != "word"}
+    strong = named | (set(_things(old)) & set(_things(new)) - kinds)
+    verbs = {t.key for r in (old, new) for n, t in enumerate(r.tokens) if r.verbal[n]}
+    common = {t.key for t in old.tokens} & {t.key for t in new.tokens}
+
+    def clauses(reading: Reading) -> dict[int, dict[str, float]]:
+        """Per clause (bar agentless passives), the place of each thing it holds once."""
+        counts: dict[int, Counter] = {}
+        places: dict[int, dict[str, float]] = {}
+        for n, t in enumerate(reading.tokens):
+            if t.key in strong and reading.clause[n] not in reading.agentless:
+                counts.setdefault(reading.clause[n], Counter())[t.key] += 1
+                places.setdefault(reading.clause[n], {})[t.key] = reading.position[n]
+        return {c: {k: p for k, p in found.items() if counts[c][k] == 1} for c, found in places.items()}
+
+    def between(reading: Reading, clause: int, a: float, b: float) -> set[str]:
+        low, high = sorted((a, b))
+        return {
+            t.key
+            for n, t in enumerate(reading.tokens)
+            if reading.clause[n] == clause and low < reading.position[n] < high and t.key in verbs
+        }
+
+    def sequence(reading: Reading, clause: int) -> list[str]:
+        found = [
+            (reading.position[n], t.key)
+            for n, t in enumerate(reading.tokens)
+            if reading.clause[n] == clause and t.key in common and t.key in strong
+        ]
+        return [key for _, key in sorted(found)]
+
+    new_clauses = clauses(new)
+    for old_clause, old_places in clauses(old).items():
+        for new_clause, new_places in new_clauses.items():
+            for a, b in combinations(in_order(old, old_places.keys() & new_places.keys()), 2):
+                if (old_places[a] < old_places[b]) == (new_places[a] < new_places[b]):
+                    continue
+                if (a not in named or b not in named) and not (
+                    between(old, old_clause, old_places[a], old_places[b])
+                    & between(new, new_clause, new_places[a], new_places[b])
+                ):
+                    continue
+                swapped = [b if key == a else a if key == b else key for key in sequence(old, old_clause)]
+                if swapped == sequence(new, new_clause):
+                    return a, b
+    return None

@@ -1,0 +1,134 @@
+"""Strong tokens (numbers, versions, names, paths, identifiers) added, removed or replaced — an
+acronym and the words it abbreviates, or a hyphenated compound and its words, are the same token."""
+
+from __future__ import annotations
+
+import re
+
+from memory.services.upsert.compare.changes import Change, Comparison
+from memory.services.upsert.reading import Reading
+from memory.services.upsert.tokens import stem, synonyms
+
+
+def compare_strong(
+    old: Reading, new: Reading, result: Comparison, explained_old=frozenset(), explained_new=frozenset()
+) -> None:
+    # A name at the start of a sentence reads as a word ("Snyk scans…" / "…scanned by Snyk"): a
+    # strong token is matched by the same key of any kind.
+    old_keys = {t.key for t in old.tokens if t.strong}
+    new_keys = {t.key for t in new.tokens if t.strong}
+    removed = old_keys - {t.key for t in new.tokens}
+    added = new_keys - {t.key for t in old.tokens}
+    removed -= _acronyms(old, removed, new) | _compounds(old, removed, new) | explained_old
+    added -= _acronyms(new, added, old) | _compounds(new, added, old) | explained_new
+    by_kind: dict[str, Change] = {}
+    for reading, keys, attribute in ((old, removed, "old"), (new, added, "new")):
+        for token in reading.tokens:
+            if token.strong and token.key in keys:
+                change = by_kind.setdefault(token.kind, Change(token.kind, [], []))
+                values = getattr(change, attribute)
+                if token.surface not in values:
+                    values.append(token.surface)
+    result.changes.extend(by_kind.values())
+
+
+def _acronyms(reading: Reading, keys: set[str], other: Reading) -> set[str]:
+    """Keys of ``reading`` that are acronyms of consecutive words of ``other`` ("CAB" → "change
+    advisory board", "DM" → "direct message")."""
+    found = set()
+    surfaces = [t.surface.lower() for t in other.tokens]
+    for token in reading.tokens:
+        letters = token.surface
+        if token.key not in keys or not (2 <= len(letters) <= 6 and letters.isalpha() and letters.isupper()):
+            continue
+        size = len(letters)
+        for start in range(len(surfaces) - size + 1):
+            if "".join(word[:1] for word in surfaces[start : start + size]) == letters.lower():
+                found.add(token.key)
+                break
+    return found
+
+
+CAMEL_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def _parts(surface: str) -> list[str]:
+    """The parts an acronym may take a letter from: hyphenated parts and camel-case humps
+    ("multi-factor" → multi, factor; "GitHub" → git, hub)."""
+    return [hump.lower() for part in surface.split("-") for hump in CAMEL_RE.findall(part) if hump.isalpha()]
+
+
+def _abbreviates(letters: str, parts: list[str]) -> bool:
+    """Each part gives its first letter and maybe more of its letters in order ("DWH" → data
+    warehouse, "MFA" → multi-factor authentication, "GHA" → GitHub Actions)."""
+    if not parts:
+        return not letters
+    if not letters or letters[0] != parts[0][0]:
+        return False
+    for taken in range(1, len(letters) - len(parts) + 2):
+        extra, rest = iter(parts[0][1:]), letters[1:taken]
+        if all(letter in extra for letter in rest) and _abbreviates(letters[taken:], parts[1:]):
+            return True
+    return False
+
+
+def spelled_out(reading: Reading, other: Reading) -> tuple[set[str], set[str]]:
+    """Acronyms of ``reading`` that ``other`` lacks and spells out in consecutive words (two parts
+    at least, see ``_abbreviates``): the acronyms' keys, and the keys (and stems) of the words that
+    spell them."""
+    other_keys = {t.key for t in other.tokens}
+    acronyms, words = set(), set()
+    for token in reading.tokens:
+        letters = token.surface
+        if token.key in other_keys or not (
+            2 <= len(letters) <= 6 and letters.isalpha() and letters.isupper()
+        ):
+            continue
+        letters = letters.lower()
+        for start in range(len(other.tokens)):
+            found = False
+            for end in range(start + 1, min(len(other.tokens), start + len(letters)) + 1):
+                parts = [part for t in other.tokens[start:end] for part in _parts(t.surface)]
+                if len(parts) >= 2 and _abbreviates(letters, parts):
+                    acronyms.add(token.key)
+                    words |= {k for t in other.tokens[start:end] for k in (t.key, stem(t.key))}
+                    found = True
+                    break
+            if found:
+                break
+    return acronyms, words
+
+
+def _compounds(reading: Reading, keys: set[str], other: Reading) -> set[str]:
+    """Keys of ``reading`` that are a hyphenated compound of words of ``other`` ("sign-off" →
+    "sign off", "hand-edit" → "edit by hand")."""
+    found = set()
+    surfaces = [t.surface.lower() for t in other.tokens]
+    other_keys = {t.key for t in other.tokens}
+    words = synonyms()
+    for token in reading.tokens:
+        parts = token.surface.lower().split("-")
+        if token.key not in keys or len(parts) < 2:
+            continue
+        size = len(parts)
+        joined = "".join(parts)
+        if (
+            joined in other_keys  # "re-trained" / "retrained", "e-mail" / "email"
+            or stem(joined) in other_keys
+            or any(surfaces[s : s + size] == parts for s in range(len(surfaces) - size + 1))
+            or all(part.isalpha() for part in parts)
+            and all(_part_of(part, other, other_keys, words) for part in parts)
+        ):
+            found.add(token.key)
+    return found
+
+
+def _part_of(part: str, other: Reading, other_keys: set[str], words: dict[str, str]) -> bool:
+    """A part of a hyphenated compound said by ``other``: the same word, one of its synonyms, two
+    words written as one ("auto-rollback" / "rolled back automatically"), or a clipped word of at
+    least four letters ("auto" / "automatically")."""
+    if (words.get(part) or words.get(stem(part)) or stem(part)) in other_keys:
+        return True
+    if part in other.joined or stem(part) in other.joined:
+        return True
+    return len(part) >= 4 and any(key.isalpha() and key.startswith(part) for key in other_keys)

@@ -1,0 +1,275 @@
+"""Ordinary words compared: the scope, the polarity, contrast words exchanged, things replaced by
+others, quantifiers — and the rest of the words that differ, which is wording."""
+
+from __future__ import annotations
+
+import re
+
+from memory.conf import setting
+from memory.services.upsert.compare.changes import Change, Comparison, surfaces
+from memory.services.upsert.compare.contrasts import contrast_group_of, opposed, polar_groups
+from memory.services.upsert.lexicon import never_a_thing
+from memory.services.upsert.reading import Reading
+from memory.services.upsert.tokens import stem
+
+
+def compare_scope(old: Reading, new: Reading, result: Comparison) -> None:
+    old_scope = {t.key for t in old.tokens if t.kind == "scope"}
+    new_scope = {t.key for t in new.tokens if t.kind == "scope"}
+    if old_scope ^ new_scope == {"only"} and _rejected(old) & _rejected(new):
+        return  # "pnpm only, not npm" ≡ "use pnpm, not npm": the rejected alternative says "only"
+    if old_scope != new_scope:
+        result.changes.append(
+            Change("scope", surfaces(old, old_scope - new_scope), surfaces(new, new_scope - old_scope))
+        )
+
+
+def _rejected(reading: Reading) -> set[str]:
+    """Keys of the things a rule rejects ("not npm", "instead of Jenkins")."""
+    return {
+        token.key
+        for token, role in zip(reading.tokens, reading.role, strict=True)
+        if role == "-" and token.kind not in ("negation", "scope", "contrast")
+    }
+
+
+def compare_words(
+    old: Reading, new: Reading, result: Comparison, explained_old=frozenset(), explained_new=frozenset()
+) -> None:
+    """Contrast words exchanged, and things replaced by others; the rest of the ordinary words
+    differing is wording."""
+    kinds = ("word", "contrast")
+    old_keys = {stem(t.key) if t.kind == "contrast" else t.key for t in old.tokens if t.kind in kinds}
+    new_keys = {stem(t.key) if t.kind == "contrast" else t.key for t in new.tokens if t.kind in kinds}
+    removed = old_keys - new_keys - {t.key for t in new.tokens} - explained_old
+    added = new_keys - old_keys - {t.key for t in old.tokens} - explained_new
+    # An abbreviation and its word ("var" / "variable", "auth" / "authentication").
+    short = {
+        a for a in removed | added for b in removed | added if a != b and len(a) >= 3 and b.startswith(a)
+    }
+    long = {b for a in short for b in removed | added if b != a and b.startswith(a)}
+    removed -= short | long
+    added -= short | long
+    # One word or two ("rollback" / "roll back", "login" / "log in").
+    removed = {key for key in removed if key not in new.joined}
+    added = {key for key in added if key not in old.joined}
+    # A verb's other form ("bind" / "bound", "hold" / "held", "write" / "wrote").
+    forms = {(a, b) for a in removed for b in added if _other_form(a, b)}
+    removed -= {a for a, _ in forms}
+    added -= {b for _, b in forms}
+    # "on the last day" / "the last day": a preposition, not a state, when nothing replaces it.
+    prepositions = {stem(word) for word in setting("UPSERT_PREPOSITION_CONTRASTS")}
+    result.identical = (
+        not (removed - prepositions)
+        and not (added - prepositions)
+        and not result.changes
+        and old.negations % 2 == new.negations % 2
+    )
+
+    def nominal(reading: Reading, keys: set[str], *, strict: bool = True) -> set[str]:
+        """Things, not verbs — and not contrast words, whose change is an exchange (above), unless
+        they name a thing ("the content team" → "the QA team"). ``strict``: and not a word the
+        lexicon knows only as a verb or an adverb, unless a determiner makes it a noun ("the
+        deploy role")."""
+        return {
+            key
+            for key in keys
+            if any(
+                (
+                    t.kind == "word"
+                    and t.key == key
+                    and not reading.verbal[n]
+                    and not (strict and not reading.determined[n] and never_a_thing(t.surface))
+                )
+                or (t.kind == "contrast" and stem(t.key) == key and reading.determined[n])
+                for n, t in enumerate(reading.tokens)
+            )
+        }
+
+    def shown(reading: Reading, keys: set[str]) -> list[str]:
+        return [
+            t.surface
+            for t in reading.tokens
+            if t.kind in kinds and (stem(t.key) if t.kind == "contrast" else t.key) in keys
+        ]
+
+    groups = contrast_group_of()
+    exchanged_old, exchanged_new = set(), set()
+    for key in removed:
+        mine = groups.get(key, frozenset())
+        partners = {other for other in added if opposed(mine, groups.get(other, frozenset()))}
+        if partners and not all(_converse(old, key, new, other) for other in partners):
+            exchanged_old.add(key)
+            exchanged_new |= partners
+    removed -= exchanged_old
+    added -= exchanged_new
+    # A contrast word on one side only ("optional", "all", "production") narrows or widens the
+    # fact; a preposition or a particle ("on the last day", "bring the stack up") does not.
+    relations = {stem(str(word)) for word in setting("UPSERT_RELATIONS")} | prepositions
+
+    def lone(reading: Reading, keys: set[str]) -> set[str]:
+        """Contrast words that qualify a thing — not verbs ("start the job"), not relations."""
+        return {
+            stem(t.key)
+            for n, t in enumerate(reading.tokens)
+            if t.kind == "contrast"
+            and stem(t.key) in keys
+            and not reading.verb_like[n]
+            and reading.qualifying[n]
+        } - relations
+
+    lone_old, lone_new = lone(old, removed) - _prohibitive(old), lone(new, added) - _prohibitive(new)
+    removed -= lone_old
+    added -= lone_new
+    # A word and its negation by prefix ("safe" / "unsafe", "encrypted" / "unencrypted").
+    prefixes = tuple(setting("UPSERT_NEGATING_PREFIXES"))
+    negated = [(a, b) for a in removed for b in added if _negates(a, b, prefixes) or _negates(b, a, prefixes)]
+    removed -= {a for a, _ in negated}
+    added -= {b for _, b in negated}
+    # Polarity, not count: "no migration ships without sign-off" ≡ "a migration ships after
+    # sign-off"; and a negation with a polar word flipped keeps the rule: "never disable TLS
+    # verification" ≡ "TLS verification stays enabled".
+    polar = polar_groups()
+    flipped = {
+        group
+        for key in exchanged_old
+        for other in exchanged_new
+        for group in opposed(groups.get(key, frozenset()), groups.get(other, frozenset()))
+        if group in polar
+    }
+    flips = len(flipped) + len(negated)
+    negation_flipped = old.negations % 2 != new.negations % 2
+
+    def in_flipped(key: str) -> bool:
+        return any(group in flipped for group, _ in groups.get(key, ()))
+
+    if (negation_flipped + flips) % 2 == 0 and flips:
+        exchanged_old = {key for key in exchanged_old if not in_flipped(key)}
+        exchanged_new = {key for key in exchanged_new if not in_flipped(key)}
+    elif negation_flipped or negated:
+        old_neg = [t.surface for t in old.tokens if t.kind == "negation"] if negation_flipped else []
+        new_neg = [t.surface for t in new.tokens if t.kind == "negation"] if negation_flipped else []
+        old_neg += shown(old, {a for a, _ in negated})
+        new_neg += shown(new, {b for _, b in negated})
+        result.changes.append(Change("negation", old_neg, new_neg))
+
+    limit = setting("UPSERT_SUBSTITUTION_WORDS")
+    old_things, new_things = nominal(old, removed), nominal(new, added)
+    old_shown, new_shown = shown(old, exchanged_old | lone_old), shown(new, exchanged_new | lone_new)
+    # One or two things swapped for one or two, as the reading guessed them: more is a rewording.
+    few = (
+        len(nominal(old, removed, strict=False)) <= limit and len(nominal(new, added, strict=False)) <= limit
+    )
+    replaced = old_things and new_things and few
+    if replaced:
+        old_shown += shown(old, old_things)
+        new_shown += shown(new, new_things)
+        removed -= old_things
+        added -= new_things
+    if old_shown or new_shown:
+        result.changes.append(Change("term", old_shown, new_shown))
+    _compare_quantifiers(old, new, old_things | lone_old, new_things | lone_new, result, removed, added)
+    result.reworded = shown(old, removed) + shown(new, added)
+
+
+def _sides(reading: Reading, key: str) -> list[tuple[set[str], set[str]]]:
+    """For each use of the relation word ``key``: the things of its clause before it and after it."""
+    found = []
+    for n, token in enumerate(reading.tokens):
+        if token.kind != "contrast" or stem(token.key) != key:
+            continue
+        things = [
+            (reading.position[m], other.key)
+            for m, other in enumerate(reading.tokens)
+            if reading.clause[m] == reading.clause[n]
+            and m != n
+            and other.kind not in ("negation", "scope", "contrast")
+            and not reading.verbal[m]
+        ]
+        here = reading.position[n]
+        found.append(({k for p, k in things if p < here}, {k for p, k in things if p > here}))
+    return found
+
+
+def _converse(old: Reading, old_key: str, new: Reading, new_key: str) -> bool:
+    """A relation said from the other end: "review it before exposing the endpoint" ≡ "the
+    endpoint is exposed after the review" — the relation words exchanged and what stood before it
+    now after it, and the reverse. Only for relation words (before/after); "migrate before
+    deploy" → "migrate after deploy" keeps its sides and is a changed fact."""
+    relations = {stem(str(word)) for word in setting("UPSERT_RELATIONS")}
+    if old_key not in relations or new_key not in relations or old_key == new_key:
+        return False
+    return any(
+        head_old & tail_new and tail_old & head_new and not (head_old & head_new or tail_old & tail_new)
+        for head_old, tail_old in _sides(old, old_key)
+        for head_new, tail_new in _sides(new, new_key)
+    )
+
+
+def _prohibitive(reading: Reading) -> set[str]:
+    """A permission under a negation is a prohibition, the modal of the rule, not a permission
+    granted: "nobody may access it" ≡ "accessing it is not permitted"."""
+    negated = {reading.clause[n] for n, t in enumerate(reading.tokens) if t.kind == "negation"}
+    return {
+        stem(t.key)
+        for n, t in enumerate(reading.tokens)
+        if t.kind == "contrast" and t.key == "may" and reading.clause[n] in negated
+    }
+
+
+def _compare_quantifiers(
+    old: Reading,
+    new: Reading,
+    old_dropped: set[str],
+    new_dropped: set[str],
+    result,
+    old_reworded: set[str],
+    new_reworded: set[str],
+) -> None:
+    """ "some teams" vs "all teams" changes the scope; "every service" vs "services" does not, but
+    "all actions" vs "admin actions" (a qualifier on the other side) does. ``old_dropped`` and
+    ``new_dropped``: the things and qualifiers only one side has; ``*_reworded``: its other words."""
+    old_kinds = {kind for kind, _ in old.quantifiers}
+    new_kinds = {kind for kind, _ in new.quantifiers}
+    changed = "some" in old_kinds ^ new_kinds
+    changed = changed or ("all" in old_kinds - new_kinds and _qualified(new, new_dropped, new_reworded, old))
+    changed = changed or ("all" in new_kinds - old_kinds and _qualified(old, old_dropped, old_reworded, new))
+    if changed:
+        old_words = [word for kind, word in old.quantifiers if kind not in new_kinds]
+        new_words = [word for kind, word in new.quantifiers if kind not in old_kinds]
+        result.changes.append(Change("scope", old_words, new_words))
+
+
+def _qualified(reading: Reading, dropped: set[str], reworded: set[str], quantifying: Reading) -> bool:
+    """Does ``reading`` qualify what the other side says "all" of ("admin actions", "signed
+    images" / "all actions", "every image")? When the quantified words are found in ``reading``:
+    a word only it has, just before them; when they are not: any dropped thing or qualifier."""
+    heads = {
+        key
+        for (kind, _), words in zip(quantifying.quantifiers, quantifying.quantified, strict=True)
+        if kind == "all"
+        for key in words
+        if key in reading.modifiers
+    }
+    if not heads:
+        return bool(dropped)
+    return any(reading.modifiers[key] & (dropped | reworded) for key in heads)
+
+
+def _negates(word: str, negation: str, prefixes: tuple[str, ...]) -> bool:
+    return any(negation == prefix + word or negation == f"{prefix}-{word}" for prefix in prefixes)
+
+
+VOWELS_RE = re.compile(r"[aeiou]+")
+
+
+def _other_form(a: str, b: str) -> bool:
+    """The same consonants around one changed vowel: a strong verb's forms (bind, bound)."""
+    if not (a.isalpha() and b.isalpha()) or min(len(a), len(b)) < 4:
+        return False
+    consonants_a, consonants_b = VOWELS_RE.split(a), VOWELS_RE.split(b)
+    if a[:-1] == b[:-1] and {a[-1], b[-1]} == {"d", "t"}:
+        return True  # build / built, send / sent
+    if consonants_a != consonants_b or len("".join(consonants_a)) < 3:
+        return False
+    return sum(x != y for x, y in zip(VOWELS_RE.findall(a), VOWELS_RE.findall(b), strict=False)) == 1
