@@ -541,7 +541,12 @@ MEMORY_LANE: dict = {
         ["correct", "accurate"],
         ["prefer", "favor", "favour"],
         ["manually", "manual", "hand"],
-        ["old", "stale", "outdated"],
+        ["old", "stale", "outdated", "unused"],
+        ["latest", "newest"],
+        ["startup", "boot"],
+        ["ephemeral", "throwaway", "disposable", "temporary"],
+        ["approval", "sign-off", "signoff"],
+        ["current", "up-to-date"],
         ["delete", "remove", "drop"],
         ["ticket", "issue"],
         ["bug", "defect"],
@@ -618,6 +623,12 @@ MEMORY_LANE: dict = {
     ],
     # Words that say "without" before a determiner: "PRs missing a ticket" ≡ "PRs without a ticket".
     "UPSERT_PRIVATIVE_WORDS": ["missing", "minus"],
+    # "out of" or "away from" after one of these verbs is a negation: "keep tokens out of the logs" ≡ "never
+    # put tokens in the logs", "X must stay out of Y" ≡ "X is never in Y".
+    "UPSERT_KEEPING_VERBS": [
+        *["keep", "keeps", "kept", "keeping", "stay", "stays", "stayed", "staying"],
+        *["leave", "leaves", "left", "leaving", "remain", "remains", "remained", "hold", "holds", "held"],
+    ],
     # "over" rejects what follows it after one of these verbs ("prefer X over Y").
     "UPSERT_PREFERENCE_VERBS": ["prefer", "favor", "favour", "choose", "pick", "select"],
     # Words that start another clause (besides punctuation, and "and"/"or" before a new subject).
@@ -683,6 +694,9 @@ MEMORY_LANE: dict = {
         ["instead of", "insteadof"],
         ["rather than", "insteadof"],
         ["in place of", "insteadof"],
+        ["free of", "without"],  # "logs must be free of PII" ≡ "logs must not contain PII"
+        ["no longer than", "most"],  # "live no longer than three days" ≡ "at most three days"
+        ["no later than", "most"],
         ["no longer", "not"],
         ["may not", "mustn't"],  # a permission denied is a prohibition
         ["no one else", "only"],
@@ -713,6 +727,8 @@ MEMORY_LANE: dict = {
         ["restricted to", "only"],  # "write access is restricted to the deploy role" ≡ "only the deploy role"
         ["reserved for", "only"],
         ["up to #", "most"],
+        ["within #", "most"],  # "merged within three days" ≡ "at most three days"
+        ["in under #", "most"],  # "a reply in under 15 minutes" ≡ "within 15 minutes"
         ["out of", "from"],
         ["by hand", "manually"],
         ["acts as", "is"],

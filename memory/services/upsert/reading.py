@@ -20,11 +20,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from memory.conf import setting
-from memory.services.upsert.lexicon import base_verb, may_qualify
+from memory.services.upsert.lexicon import base_verb, may_qualify, parts_of_speech
 from memory.services.upsert.tokens import (
     DETERMINERS,
     FUNCTION_WORDS,
@@ -56,6 +56,9 @@ PREPOSITIONS = _words(
     "behind under over above below between among against per than when if while until after before"
 )
 
+# What "only" may restrict besides a thing: a condition ("only after review", "only if CI is green").
+CONDITIONS = _words("after if when once with via through upon following")
+
 
 @dataclass(frozen=True)
 class Reading:
@@ -79,6 +82,14 @@ class Reading:
     joined: frozenset[str]  # two neighbouring words as one ("roll back" → "rollback", "log in" → "login")
     relations: frozenset[str]
     silenced: frozenset[str]  # capitalized light verbs or modals at a sentence start ("Act …", "Use …")
+    # "only" before a condition, in its clause or opening the next ("ships only after QA signs off",
+    # "only promote a model after it beats the baseline")
+    conditional_only: bool = False
+    # A word's stem → the two words just before it (stems), and per quantifier the word before it:
+    # what stands in a quantifier's place ("doesn't write [any] logs" / "doesn't write [debug] logs").
+    preceding: dict[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
+    before_quantifier: tuple[str, ...] = ()
+    words: frozenset[str] = frozenset()  # the stem of every word, function words and light verbs included
 
 
 def _settings_key() -> tuple:
@@ -95,6 +106,7 @@ def _settings_key() -> tuple:
             "UPSERT_REJECTION_WORDS",
             "UPSERT_OMISSION_VERBS",
             "UPSERT_PRIVATIVE_WORDS",
+            "UPSERT_KEEPING_VERBS",
             "UPSERT_PREFERENCE_VERBS",
             "UPSERT_CLAUSE_WORDS",
             "UPSERT_RELATIONS",
@@ -140,14 +152,10 @@ def _read(text: str, _key: tuple) -> Reading:
     # "prefer X over Y" rejects Y as "X, not Y" does: it counts as a negation.
     negations = sum(token.kind == "negation" for token in tokens) + preferences
     quantifier_words = setting("UPSERT_QUANTIFIERS")
-    # "any" under a negation is no universal ("never store it in any system" ≡ "don't store it anywhere").
-    negative = {clause[n] for n, token in enumerate(tokens) if token.kind == "negation"}
+    # "any" under a negation is a universal too: "doesn't write any logs" is not "doesn't write debug
+    # logs", but "never store it in any system" ≡ "don't store it in a system" (no qualifier).
     at_quantifiers = [
-        index
-        for index, (group, word, _) in enumerate(items)
-        if group == "word"
-        and word in quantifier_words
-        and not (word == "any" and clause_of_item[index] in negative)
+        index for index, (group, word, _) in enumerate(items) if group == "word" and word in quantifier_words
     ]
     quantifiers = tuple((quantifier_words[items[i][1]], items[i][1]) for i in at_quantifiers)
     quantified = tuple(frozenset(stem(word) for word in _phrase(items, i + 1, 1)) for i in at_quantifiers)
@@ -155,6 +163,12 @@ def _read(text: str, _key: tuple) -> Reading:
     for index, (group, word, _) in enumerate(items):
         if group == "word" and word not in FUNCTION_WORDS:
             modifiers.setdefault(stem(word), set()).update(stem(w) for w in _modifiers(items, index))
+    preceding: dict[str, set[tuple[str, str]]] = {}
+    for index, (group, word, _) in enumerate(items):
+        if group == "word" and index and items[index - 1][0] == "word":
+            preceding.setdefault(stem(word), set()).add(
+                (_word_before(items, index - 1), stem(items[index - 1][1]))
+            )
     words = [word for group, word, _ in items if group == "word"]
     joined = frozenset(
         joined
@@ -180,7 +194,24 @@ def _read(text: str, _key: tuple) -> Reading:
         quantified=quantified,
         modifiers={key: frozenset(found) for key, found in modifiers.items()},
         silenced=silenced_at_start(text),
+        conditional_only=any(
+            word == "only"
+            and any(
+                items[later][1] in CONDITIONS
+                and clause_of_item[later] in (clause_of_item[index], clause_of_item[index] + 1)
+                for later in range(index + 1, len(items))
+            )
+            for index, (_, word, _) in enumerate(items)
+        ),
+        preceding={key: frozenset(found) for key, found in preceding.items()},
+        before_quantifier=tuple(_word_before(items, i) for i in at_quantifiers),
+        words=frozenset(stem(word) for word in words),
     )
+
+
+def _word_before(items, index: int) -> str:
+    """The stem of the word just before ``index`` ("" after a mark or at the start)."""
+    return stem(items[index - 1][1]) if index and items[index - 1][0] == "word" else ""
 
 
 def _phrase(items, index: int, step: int, limit: int = 3) -> list[str]:
@@ -254,6 +285,8 @@ def _is_verbal(items, item: int, item_tokens, tokens, *, any_kind: bool = False)
     previous = items[item - 1][1] if item and items[item - 1][0] == "word" else ""
     following = items[item + 1] if item + 1 < len(items) else ("mark", "", 0)
     first_of_clause = not previous
+    if _after_relative_pronoun(items, item, word):
+        return True  # "API keys that live for a long time", "hosts which serve one tenant"
     if previous in DETERMINERS and previous not in ("it", "they", "we", "you", "he", "she", "i"):
         return False  # "the platform team"
     next_word = following[1] if following[0] == "word" else ""
@@ -285,6 +318,18 @@ def _is_verbal(items, item: int, item_tokens, tokens, *, any_kind: bool = False)
     third_person = word.endswith("s") and not word.endswith(("ss", "us", "is"))
     next_strong = bool(next_word) and any(tokens[n].strong for n in item_tokens.get(item + 1, ()))
     return bool(after_thing and third_person and (next_word in PREPOSITIONS or next_strong))
+
+
+RELATIVE_PRONOUNS = _words("that which who")
+
+
+def _after_relative_pronoun(items, item: int, word: str) -> bool:
+    """A verb right after a relative pronoun that follows a noun: "keys that live", "the team who
+    owns it" ("deploy that build": "that" after a verb is a determiner)."""
+    if item < 2 or items[item - 1][1] not in RELATIVE_PRONOUNS or items[item - 2][0] != "word":
+        return False
+    noun = items[item - 2][1]
+    return "NOUN" in parts_of_speech(noun) and "VERB" in parts_of_speech(word)
 
 
 PREDICATE_VERBS = _words("stay stays stayed remain remains remained become becomes became keep keeps kept")

@@ -207,13 +207,22 @@ def phrase_rewrites() -> list[tuple[re.Pattern, str]]:
     return _phrase_patterns(tuple(tuple(pair) for pair in setting("UPSERT_PHRASES")))
 
 
+# A number ahead: digits, a number's word, or "a"/"an" before a unit of time ("within a week").
+NUMBER_AHEAD = (
+    r"(?=\s*(?:\d|(?:"
+    + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True))
+    + r")\b|an?\s+(?:second|minute|hour|day|week|month|quarter|year)\b))"
+)
+
+
 @lru_cache(maxsize=8)
 def _phrase_patterns(pairs: tuple[tuple[str, str], ...]) -> list[tuple[re.Pattern, str]]:
-    """A phrase ending in " #" matches only before a number ("up to 3" → "most 3", not "round up to");
+    """A phrase ending in " #" matches only before a number, in digits or in words ("up to 3" → "most
+    3", not "round up to");
     one starting with "# " only after a number and its unit ("48 hours or more" → "48 hours least")."""
     patterns = []
     for phrase, replacement in pairs:
-        words, number = (phrase[:-2], r"(?=\s*\d)") if phrase.endswith(" #") else (phrase, r"\b")
+        words, number = (phrase[:-2], NUMBER_AHEAD) if phrase.endswith(" #") else (phrase, r"\b")
         before = r"\b"
         if words.startswith("# "):
             words, before = words[2:], r"(?P<number>\d\s*(?:[^\W\d_]+\s+)?)"
@@ -232,7 +241,12 @@ def _rewrite(match: re.Match, replacement: str) -> str:
 def _rewrite_phrases(text: str) -> str:
     """Multi-word phrases → one word ("make sure" → "ensure"), padded with spaces so every token
     keeps its position in the original text (for highlighting); and a negated comparative read as
-    its bound ("no user gets more than one" ≡ "each user gets at most one")."""
+    its bound ("no user gets more than one" ≡ "each user gets at most one"); and "out of" or
+    "away from" after a verb of keeping read as "not in" ("keep tokens out of the logs" ≡ "tokens
+    are never in the logs")."""
+    text = _kept_out_pattern(tuple(setting("UPSERT_KEEPING_VERBS"))).sub(
+        lambda m: m.group("head") + "not in".ljust(len(m.group("out"))), text
+    )
     for pattern, replacement in phrase_rewrites():
         text = pattern.sub(lambda m, r=replacement: _rewrite(m, r), text)
     for comparative, bound in setting("UPSERT_NEGATED_COMPARATIVES").items():
@@ -244,6 +258,15 @@ def _rewrite_phrases(text: str) -> str:
             text,
         )
     return text
+
+
+@lru_cache(maxsize=8)
+def _kept_out_pattern(verbs: tuple[str, ...]) -> re.Pattern:
+    """A verb of keeping, then "out of" or "away from" in the same clause."""
+    alternatives = "|".join(re.escape(verb) for verb in verbs)
+    return re.compile(
+        rf"(?P<head>\b(?:{alternatives})\b[^,;:.!?]{{0,80}}?)(?P<out>\bout of\b|\baway from\b)", re.IGNORECASE
+    )
 
 
 @lru_cache(maxsize=32)
@@ -436,6 +459,8 @@ def _normalize_time(surface: str) -> str:
     return f"{hour_number:02d}:{minutes}"
 
 
+# What follows "once" when it counts ("once per sprint", "once before the release"; "once a day" too).
+ONCE_COUNTED = _words("per every each more again in on at for before after during within")
 DETERMINERS = _words(
     "the a an this that these those its their our your his her my every each all any some no it they we "
     "you he she i there"
@@ -462,8 +487,14 @@ def _word_token(
                     _amount("1", unit), "number", text[start : following[0].end()], start, following[0].end()
                 )
             ], 1
-    if lowered == "once" and following and re.split(r"['’]", following[0].group().lower())[0] in DETERMINERS:
-        return None, 0  # "once the flag is on", "once you've looked": a conjunction, not a count
+    if lowered == "once" and following and not re.search(r"[,;:.!?]", text[end : following[0].start()]):
+        after = re.split(r"['’]", following[0].group().lower())[0]
+        then = following[1].group().lower() if len(following) > 1 else ""
+        counted = after in ONCE_COUNTED if after not in ("a", "an") else UNITS.get(then) in TIME_UNITS
+        if not counted:
+            # "once the flag is on", "once you've looked", "once run is finished": a conjunction,
+            # not a count ("run it once a day", "once per sprint", "once before release").
+            return None, 0
     if lowered == "insteadof":  # "instead of", "rather than": what follows is rejected
         return [Token("not", "negation", surface, start, end)], 0
     prefixed = re.fullmatch(r"non-([a-z]{3,})", lowered)
@@ -486,7 +517,10 @@ def _word_token(
     privative = lowered in word_setting("UPSERT_PRIVATIVE_WORDS")
     if privative and following and following[0].group().lower() in DETERMINERS:
         return [Token("not", "negation", surface, start, end)], 0  # "missing a ticket" ≡ "without a ticket"
-    if lowered in word_setting("UPSERT_REJECTION_WORDS") or (
+    # A rejection with its agent is an action read in the passive ("uploads are dropped by the
+    # gateway" ≡ "the gateway drops uploads"), which the active voice does not count either.
+    by_agent = bool(following) and following[0].group().lower() == "by"
+    if (lowered in word_setting("UPSERT_REJECTION_WORDS") and not by_agent) or (
         lowered.isalpha() and stem(lowered) in _stems(word_setting("UPSERT_OMISSION_VERBS"))
     ):
         return [Token("not", "negation", surface, start, end)], 0

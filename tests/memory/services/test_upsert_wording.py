@@ -17,6 +17,34 @@ def verdict(embedder, old: str, new: str):
 
 
 SAME = {
+    "a compound said around one of its words": (
+        "Avoid long-lived personal access tokens in CI.",
+        "CI must not use personal access tokens that live long.",
+    ),
+    "never without ≡ only after": (
+        "Never merge a migration without a DBA review.",
+        "Merge a migration only after a DBA review.",
+    ),
+    "no … unless ≡ only if": (
+        "No hotfix ships unless the on-call lead approves it.",
+        "A hotfix ships only if the on-call lead approves it.",
+    ),
+    "kept out of ≡ never in": (
+        "Never put customer emails in the analytics warehouse.",
+        "Keep customer emails out of the analytics warehouse.",
+    ),
+    "a rejection with its agent is the active voice": (
+        "The load balancer drops connections without a TLS handshake.",
+        "Connections without a TLS handshake are dropped by the load balancer.",
+    ),
+    "within ≡ no more than": (
+        "Rotate leaked keys within four hours.",
+        "Rotate leaked keys in no more than 4 hours.",
+    ),
+    "once as a conjunction before a bare noun": (
+        "Delete the preview stack when review is done.",
+        "Delete the preview stack once review is done.",
+    ),
     "a name that is also a light verb, moved to the sentence start": (
         "Acme handles the billing traffic, and Act stores the billing data.",
         "Act stores the billing data, and Acme handles the billing traffic.",
@@ -120,6 +148,26 @@ SAME = {
 }
 
 CHANGED = {
+    "a compound replaced by its opposite": (
+        "Use short-lived tokens for the deploy bot.",
+        "Use long-lived tokens for the deploy bot.",
+    ),
+    "only after, the condition replaced": (
+        "Never merge a migration without a DBA review.",
+        "Merge a migration only after a security review.",
+    ),
+    "any, then a qualifier in its place": (
+        "The exporter doesn't send any metrics to the vendor.",
+        "The exporter doesn't send debug metrics to the vendor.",
+    ),
+    "kept away from, then kept in": (
+        "Test keys are kept away from the production vault.",
+        "Test keys are kept in the production vault.",
+    ),
+    "the agents of two verbs exchanged": (
+        "The scheduler retries jobs that the worker has not acknowledged.",
+        "Jobs not acknowledged by the scheduler get retried by the worker.",
+    ),
     "strict bound exchanged": (
         "Alert when the error budget burn is above 2 percent.",
         "Alert when the error budget burn is below 2 percent.",

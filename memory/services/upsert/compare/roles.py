@@ -227,7 +227,29 @@ def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
                     & between(new, new_clause, new_places[a], new_places[b])
                 ):
                     continue
-                swapped = [b if key == a else a if key == b else key for key in sequence(old, old_clause)]
-                if swapped == sequence(new, new_clause):
+                before, after = sequence(old, old_clause), sequence(new, new_clause)
+                swapped = [b if key == a else a if key == b else key for key in before]
+                # Names of several words traded whole only when a passive's agent was read first:
+                # a clause reworded around them ("every API change needs an updated spec" →
+                # "update the spec with each API change") is no swap.
+                agent_read_first = min(old_places.values()) < 0 or min(new_places.values()) < 0
+                if swapped == after or agent_read_first and _blocks_swapped(before, after, a, b):
                     return a, b
     return None
+
+
+def _blocks_swapped(before: list[str], after: list[str], a: str, b: str) -> bool:
+    """Two runs of words traded places, ``a`` opening one and ``b`` the other: "the edge proxy …
+    the auth service" → "the auth service … the edge proxy"."""
+    if sorted(before) != sorted(after) or len(set(before)) != len(before):
+        return False
+    runs: list[list[str]] = []
+    for key in before:
+        if runs and after.index(key) == after.index(runs[-1][-1]) + 1:
+            runs[-1].append(key)
+        else:
+            runs.append([key])
+    heads = [run[0] for run in runs]
+    if len(runs) != 2 or {a, b} != set(heads):
+        return False
+    return after == runs[1] + runs[0]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from memory.services.upsert.compare.changes import Change, Comparison
+from memory.services.upsert.lexicon import parts_of_speech
 from memory.services.upsert.reading import Reading
 from memory.services.upsert.tokens import stem, synonyms
 
@@ -21,6 +22,12 @@ def compare_strong(
     added = new_keys - {t.key for t in old.tokens}
     removed -= _acronyms(old, removed, new) | _compounds(old, removed, new) | explained_old
     added -= _acronyms(new, added, old) | _compounds(new, added, old) | explained_new
+    # A compound of words said around one of its words, with nothing strong in its place on the
+    # other side: "long-running transactions" / "transactions held open for long".
+    if not added:
+        removed -= _reworded_compounds(old, removed, new)
+    if not removed:
+        added -= _reworded_compounds(new, added, old)
     by_kind: dict[str, Change] = {}
     for reading, keys, attribute in ((old, removed, "old"), (new, added, "new")):
         for token in reading.tokens:
@@ -123,12 +130,28 @@ def _compounds(reading: Reading, keys: set[str], other: Reading) -> set[str]:
     return found
 
 
+def _reworded_compounds(reading: Reading, keys: set[str], other: Reading) -> set[str]:
+    """Keys of ``reading`` that are hyphenated compounds of English words ("self-hosted",
+    "end-to-end", "short-lived") one of whose words ``other`` says ("runners we host ourselves",
+    "tests that cover it end to end", "not meant to live long")."""
+    other_keys = {t.key for t in other.tokens}
+    words = synonyms()
+    found = set()
+    for token in reading.tokens:
+        parts = token.surface.lower().split("-")
+        if token.key not in keys or len(parts) < 2 or not all(parts_of_speech(part) for part in parts):
+            continue  # "date-fns", "pg-boss": a product's name, not words
+        if any(len(part) > 2 and _part_of(part, other, other_keys, words) for part in parts):
+            found.add(token.key)
+    return found
+
+
 def _part_of(part: str, other: Reading, other_keys: set[str], words: dict[str, str]) -> bool:
     """A part of a hyphenated compound said by ``other``: the same word, one of its synonyms, two
     words written as one ("auto-rollback" / "rolled back automatically"), or a clipped word of at
-    least four letters ("auto" / "automatically")."""
+    least four letters ("auto" / "automatically"), or any word of ``other``."""
     if (words.get(part) or words.get(stem(part)) or stem(part)) in other_keys:
         return True
-    if part in other.joined or stem(part) in other.joined:
-        return True
+    if part in other.joined or stem(part) in other.joined or stem(part) in other.words:
+        return True  # a light verb is a word too ("self-serve" / "analysts serve themselves")
     return len(part) >= 4 and any(key.isalpha() and key.startswith(part) for key in other_keys)

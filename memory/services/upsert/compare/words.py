@@ -18,6 +18,13 @@ def compare_scope(old: Reading, new: Reading, result: Comparison) -> None:
     new_scope = {t.key for t in new.tokens if t.kind == "scope"}
     if old_scope ^ new_scope == {"only"} and _rejected(old) & _rejected(new):
         return  # "pnpm only, not npm" ≡ "use pnpm, not npm": the rejected alternative says "only"
+    narrow, other = (old, new) if "only" in old_scope else (new, old)
+    if (
+        old_scope ^ new_scope == {"only"}
+        and narrow.conditional_only
+        and other.negations % 2 == 0 < other.negations
+    ):
+        return  # "never ship without sign-off" ≡ "ship only after sign-off": a condition said twice over
     if old_scope != new_scope:
         result.changes.append(
             Change("scope", surfaces(old, old_scope - new_scope), surfaces(new, new_scope - old_scope))
@@ -253,7 +260,19 @@ def _qualified(reading: Reading, dropped: set[str], reworded: set[str], quantify
     }
     if not heads:
         return bool(dropped)
-    return any(reading.modifiers[key] & (dropped | reworded) for key in heads)
+    if any(reading.modifiers[key] & (dropped | reworded) for key in heads):
+        return True
+    # A word in the quantifier's place, after a verb ("doesn't write [debug] logs" / "doesn't write
+    # any logs"), qualifies too.
+    return any(
+        (before, word) in reading.preceding.get(key, ())
+        for (kind, _), words, before in zip(
+            quantifying.quantifiers, quantifying.quantified, quantifying.before_quantifier, strict=True
+        )
+        if kind == "all" and before
+        for key in words
+        for word in dropped | reworded
+    )
 
 
 def _negates(word: str, negation: str, prefixes: tuple[str, ...]) -> bool:
