@@ -618,7 +618,7 @@ MEMORY_LANE: dict = {
     # "don't forget to tag it" ≡ "tag it" (two negations).
     # Failing and refusing too: "fails to start" ≡ "doesn't start", "the build fails" ≡ "fails to build".
     "UPSERT_OMISSION_VERBS": [
-        *["forget", "forgot", "forgotten", "neglect", "skip", "omit", "lack"],
+        *["forget", "forgot", "forgotten", "neglect", "skip", "omit", "lack", "refrain"],
         *["fail", "refuse", "decline"],
     ],
     # Words that say "without" before a determiner: "PRs missing a ticket" ≡ "PRs without a ticket".
@@ -629,6 +629,9 @@ MEMORY_LANE: dict = {
         *["keep", "keeps", "kept", "keeping", "stay", "stays", "stayed", "staying"],
         *["leave", "leaves", "left", "leaving", "remain", "remains", "remained", "hold", "holds", "held"],
     ],
+    # A phrase opened by one of these bounds the rule in time: said on one side only, the scope changed
+    # ("production deploys need approval" → "production deploys during business hours need approval").
+    "UPSERT_CONDITION_PREPOSITIONS": ["during", "outside"],
     # "over" rejects what follows it after one of these verbs ("prefer X over Y").
     "UPSERT_PREFERENCE_VERBS": ["prefer", "favor", "favour", "choose", "pick", "select"],
     # Words that start another clause (besides punctuation, and "and"/"or" before a new subject).
@@ -678,6 +681,11 @@ MEMORY_LANE: dict = {
         ["make sure", "ensure"],
         ["in order to", "to"],
         ["as well as", "and"],
+        ["no later than", "most"],  # before "later than": "no later than 30 days after" ≡ "within 30 days of"
+        ["off-limits", "forbidden"],  # "the holdout set is off-limits for training" ≡ "never train on it"
+        ["allowed to", "may"],  # a permission in words: "are allowed to silence" ≡ "may silence"
+        ["permitted to", "may"],
+        ["reserved to", "only"],
         ["prior to", "before"],
         ["ahead of", "before"],
         ["later than", "after"],
@@ -696,9 +704,9 @@ MEMORY_LANE: dict = {
         ["in place of", "insteadof"],
         ["free of", "without"],  # "logs must be free of PII" ≡ "logs must not contain PII"
         ["no longer than", "most"],  # "live no longer than three days" ≡ "at most three days"
-        ["no later than", "most"],
         ["no longer", "not"],
         ["may not", "mustn't"],  # a permission denied is a prohibition
+        ["only one", "single"],  # "hosts that serve only one tenant" ≡ "single-tenant hosts"
         ["no one else", "only"],
         ["nobody else", "only"],
         ["nothing else", "only"],

@@ -182,6 +182,8 @@ MEMORY_LANE: dict[str, dict[str, str]] = {
         "UPSERT_PRIVATIVE_WORDS": 'words that say "without" before a determiner, a negation: "PRs missing a '
         'ticket" ≡ "PRs without a ticket"',
         "UPSERT_PREFERENCE_VERBS": '"over" rejects what follows it after one of these verbs ("prefer X over Y")',
+        "UPSERT_CONDITION_PREPOSITIONS": 'a phrase opened by one of these bounds the rule in time ("during business '
+        'hours"): said on one side only, the scope changed',
         "UPSERT_KEEPING_VERBS": '"out of" or "away from" after one of these verbs is a negation: "keep tokens out '
         'of the logs" ≡ "tokens are never in the logs"',
         "UPSERT_CLAUSE_WORDS": 'words that start another clause (besides punctuation, and "and"/"or" before a '

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from memory.conf import setting
-from memory.services.upsert.lexicon import base_verb, may_qualify, parts_of_speech
+from memory.services.upsert.lexicon import base_verb, may_qualify, never_a_thing, parts_of_speech
 from memory.services.upsert.tokens import (
     DETERMINERS,
     FUNCTION_WORDS,
@@ -90,6 +90,9 @@ class Reading:
     preceding: dict[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
     before_quantifier: tuple[str, ...] = ()
     words: frozenset[str] = frozenset()  # the stem of every word, function words and light verbs included
+    # The content words of a phrase that bounds the rule in time ("during business hours", "outside
+    # the maintenance window"): said on one side only, the scope changed.
+    conditions: frozenset[str] = frozenset()
 
 
 def _settings_key() -> tuple:
@@ -107,6 +110,7 @@ def _settings_key() -> tuple:
             "UPSERT_OMISSION_VERBS",
             "UPSERT_PRIVATIVE_WORDS",
             "UPSERT_KEEPING_VERBS",
+            "UPSERT_CONDITION_PREPOSITIONS",
             "UPSERT_PREFERENCE_VERBS",
             "UPSERT_CLAUSE_WORDS",
             "UPSERT_RELATIONS",
@@ -130,7 +134,8 @@ def _read(text: str, _key: tuple) -> Reading:
     clause_of_item = _clauses(items)
     # Each token sits on the item it starts in.
     starts = [start for _, _, start in items]
-    at = [_item_at(starts, token.start) for token in tokens]
+    # A token opening with a mark sits on the word after it (".terraform", "~/.gradle/caches").
+    at = [_item_at(starts, token.start + _leading_marks(token.surface)) for token in tokens]
     item_tokens: dict[int, list[int]] = {}
     for index, item in enumerate(at):
         item_tokens.setdefault(item, []).append(index)
@@ -206,7 +211,21 @@ def _read(text: str, _key: tuple) -> Reading:
         preceding={key: frozenset(found) for key, found in preceding.items()},
         before_quantifier=tuple(_word_before(items, i) for i in at_quantifiers),
         words=frozenset(stem(word) for word in words),
+        conditions=_conditions(items),
     )
+
+
+def _conditions(items) -> frozenset[str]:
+    found: set[str] = set()
+    opening = word_setting("UPSERT_CONDITION_PREPOSITIONS")
+    for index, (group, word, _) in enumerate(items):
+        if group != "word" or word not in opening:
+            continue
+        start = index + 1
+        while start < len(items) and items[start][1] in DETERMINERS | {"of"}:
+            start += 1
+        found.update(stem(w) for w in _phrase(items, start, 1))
+    return frozenset(found)
 
 
 def _word_before(items, index: int) -> str:
@@ -239,6 +258,10 @@ def _modifiers(items, index: int) -> list[str]:
         if word not in DETERMINERS and word not in PREPOSITIONS:
             return []
     return words
+
+
+def _leading_marks(surface: str) -> int:
+    return len(surface) - len(surface.lstrip("./~`'\"$@#-"))
 
 
 def _item_at(starts: list[int], offset: int) -> int:
@@ -305,19 +328,32 @@ def _is_verbal(items, item: int, item_tokens, tokens, *, any_kind: bool = False)
         or (next_word.endswith("ing") and len(next_word) > 4)
     ):
         return True  # an imperative: "drain the node", "migrate from MySQL", "revert using…"
+    if (
+        first_of_clause
+        and never_a_thing(word)
+        and any(tokens[n].kind == "contrast" for n in item_tokens.get(item, ()))
+    ):
+        return True  # a contrast word English has only as a verb, opening its clause: "Remove stale flags"
     if first_of_clause and base_verb(word) and any(tokens[n].strong for n in item_tokens.get(item + 1, ())):
         return True  # an imperative before a name or an identifier: "raise max_connections"
     if previous in word_setting("UPSERT_LIGHT_VERBS") or previous in word_setting("UPSERT_PREFERENCE_VERBS"):
         return False  # the object of "use", "prefer"
     silent = word_setting("UPSERT_MODAL_WORDS") | word_setting("UPSERT_LIGHT_VERBS")
     after_thing = previous and previous not in FUNCTION_WORDS | PREPOSITIONS | silent
+    after_next = items[item + 2][1] if item + 2 < len(items) and items[item + 2][0] == "word" else ""
+    if next_word in RELATIVE_PRONOUNS and (after_next in DETERMINERS or after_next in OBJECTS):
+        return False  # a thing and its relative clause: "drops traffic [that the auth service] tagged"
     if after_thing and (next_word in DETERMINERS or next_word in PARTICLES):
         return True  # "the alert fires at", "the team owns the"
     if after_thing and word in PREDICATE_VERBS:
         return True  # "old fields stay flagged", "unfinished features remain behind a flag"
     third_person = word.endswith("s") and not word.endswith(("ss", "us", "is"))
     next_strong = bool(next_word) and any(tokens[n].strong for n in item_tokens.get(item + 1, ()))
-    return bool(after_thing and third_person and (next_word in PREPOSITIONS or next_strong))
+    # A contrast word the lexicon has as a verb, after its subject: "the proxy drops traffic".
+    acting = any(
+        tokens[n].kind == "contrast" for n in item_tokens.get(item, ())
+    ) and "VERB" in parts_of_speech(word)
+    return bool(after_thing and third_person and (next_word in PREPOSITIONS or next_strong or acting))
 
 
 RELATIVE_PRONOUNS = _words("that which who")
@@ -416,6 +452,7 @@ def _positions(items, clause_of_item, at) -> tuple[tuple[float, ...], frozenset[
         if items[j][1] in BE and items[j + 1][0] == "word" and items[j + 1][1].endswith(("ed", "en"))
     }
     with_agent: set[int] = set()
+    verb_at: dict[int, float] = {}
     for index, (group, word, _) in enumerate(items):
         if word != "by" or group != "word":
             continue
@@ -424,9 +461,22 @@ def _positions(items, clause_of_item, at) -> tuple[tuple[float, ...], frozenset[
             items[j][1] in BE and clause_of_item[j] == clause for j in range(max(0, index - 4), index)
         )
         if passive:
-            agent.update(_phrase_after(items, clause_of_item, index))
+            phrase = _phrase_after(items, clause_of_item, index)
+            agent.update(phrase)
             with_agent.add(clause)
-    positions = tuple(item - (10_000 if item in agent else 0) for item in at)
+            # The participle follows its agent, as the verb of the active voice does ("decisions get
+            # approved by the panel" → "the panel approves decisions").
+            participle = next(
+                (
+                    j + 1
+                    for j in range(index - 1, max(0, index - 5), -1)
+                    if items[j][1] in BE and clause_of_item[j] == clause and items[j + 1][0] == "word"
+                ),
+                None,
+            )
+            if participle is not None and phrase:
+                verb_at[participle] = max(phrase) - 10_000 + 0.5
+    positions = tuple(verb_at.get(item, item - (10_000 if item in agent else 0)) for item in at)
     return positions, frozenset(passive_clauses - with_agent)
 
 

@@ -86,7 +86,7 @@ UNITS = {
     "h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h",
     "d": "d", "day": "d", "days": "d", "w": "wk", "wk": "wk", "week": "wk", "weeks": "wk",
     "month": "mo", "months": "mo", "y": "yr", "yr": "yr", "year": "yr", "years": "yr",
-    "b": "b", "byte": "b", "bytes": "b", "kb": "kb", "kib": "kb", "k": "k",
+    "b": "b", "byte": "b", "bytes": "b", "kb": "kb", "kib": "kb", "kilobyte": "kb", "kilobytes": "kb", "k": "k",
     "mb": "mb", "mib": "mb", "megabyte": "mb", "megabytes": "mb",
     "gb": "gb", "gib": "gb", "gigabyte": "gb", "gigabytes": "gb",
     "tb": "tb", "tib": "tb", "terabyte": "tb", "terabytes": "tb",

@@ -17,6 +17,46 @@ def verdict(embedder, old: str, new: str):
 
 
 SAME = {
+    "no … against not": (
+        "Contractors are not given write access to the billing repo.",
+        "Contractors get no write access to the billing repo.",
+    ),
+    "off-limits is a prohibition": (
+        "Don't run load tests against the shared staging cluster.",
+        "The shared staging cluster is off-limits for load tests.",
+    ),
+    "refrain from is a negation": (
+        "Never paste stack traces into the public status page.",
+        "Refrain from pasting stack traces into the public status page.",
+    ),
+    "a plural acronym spelled out": (
+        "Merge requests that change the billing schema need two approvals.",
+        "MRs that change the billing schema need two approvals.",
+    ),
+    "a unit spelled out": (
+        "The service worker script must stay under 50 kilobytes.",
+        "The service worker script must stay under 50 KB.",
+    ),
+    "a permission in words": (
+        "Support leads may refund orders up to 100 EUR.",
+        "Support leads are allowed to refund orders up to 100 EUR.",
+    ),
+    "without ≡ before, under a negation": (
+        "Don't rotate the signing key without telling the mobile team.",
+        "Never rotate the signing key before the mobile team is told.",
+    ),
+    "only one ≡ single": (
+        "Enterprise customers get single-tenant databases.",
+        "Enterprise customers get databases that serve only one tenant.",
+    ),
+    "a name said inside a path": (
+        "Clear the Yarn cache in ~/.yarn/berry/cache when installs hang.",
+        "When installs hang, empty ~/.yarn/berry/cache.",
+    ),
+    "a verb-only contrast word opening the clause": (
+        "Clean up old preview buckets every Friday.",
+        "Remove stale preview buckets every Friday.",
+    ),
     "a compound said around one of its words": (
         "Avoid long-lived personal access tokens in CI.",
         "CI must not use personal access tokens that live long.",
@@ -148,6 +188,26 @@ SAME = {
 }
 
 CHANGED = {
+    "a time bound added": (
+        "Schema migrations need approval from a DBA.",
+        "Schema migrations during the quarter-end close need approval from a DBA.",
+    ),
+    "always → rarely": (
+        "Always squash commits before merging.",
+        "You rarely need to squash commits before merging.",
+    ),
+    "who approves whose, a passive on one side": (
+        "Staff engineers approve the design reviews of the platform guild.",
+        "Design reviews of the staff engineers get approved by the platform guild.",
+    ),
+    "without → before, with no other negation": (
+        "Deploy the hotfix without a review.",
+        "Deploy the hotfix before a review.",
+    ),
+    "a path replaced": (
+        "Clear the Yarn cache in ~/.yarn/berry/cache when installs hang.",
+        "Clear the npm cache in ~/.npm/_cacache when installs hang.",
+    ),
     "a compound replaced by its opposite": (
         "Use short-lived tokens for the deploy bot.",
         "Use long-lived tokens for the deploy bot.",

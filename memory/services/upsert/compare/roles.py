@@ -8,6 +8,7 @@ from itertools import combinations, permutations
 
 from memory.services.upsert.compare.changes import Change, Comparison, first_surface, in_order, surfaces
 from memory.services.upsert.reading import Reading
+from memory.services.upsert.tokens import stem
 
 MAX_CLAUSES = 6  # clauses matched by trying every matching: a handful at most
 
@@ -188,6 +189,9 @@ def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
     kinds = {t.key for t in old.tokens + new.tokens if t.kind != "word"}
     strong = named | (set(_things(old)) & set(_things(new)) - kinds)
     verbs = {t.key for r in (old, new) for n, t in enumerate(r.tokens) if r.verbal[n]}
+    verbs |= {
+        t.key for r in (old, new) for n, t in enumerate(r.tokens) if t.kind == "contrast" and r.verb_like[n]
+    }
     common = {t.key for t in old.tokens} & {t.key for t in new.tokens}
 
     def clauses(reading: Reading) -> dict[int, dict[str, float]]:
@@ -201,9 +205,11 @@ def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
         return {c: {k: p for k, p in found.items() if counts[c][k] == 1} for c, found in places.items()}
 
     def between(reading: Reading, clause: int, a: float, b: float) -> set[str]:
+        """The verbs between two places, as stems: a verb's forms are one verb ("approve" / "get
+        approved", a contrast word in the participle)."""
         low, high = sorted((a, b))
         return {
-            t.key
+            stem(t.key)
             for n, t in enumerate(reading.tokens)
             if reading.clause[n] == clause and low < reading.position[n] < high and t.key in verbs
         }
@@ -229,18 +235,41 @@ def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
                     continue
                 before, after = sequence(old, old_clause), sequence(new, new_clause)
                 swapped = [b if key == a else a if key == b else key for key in before]
-                # Names of several words traded whole only when a passive's agent was read first:
-                # a clause reworded around them ("every API change needs an updated spec" →
-                # "update the spec with each API change") is no swap.
+                if swapped == after:
+                    return a, b
+                # Names of several words traded whole only when a passive's agent was read first
+                # and a verb stands between them on both sides: a clause reworded around them
+                # ("every API change needs an updated spec" → "update the spec with each API
+                # change") or an action named by a noun ("need a review from the guild" /
+                # "reviewed by the guild") is no swap.
                 agent_read_first = min(old_places.values()) < 0 or min(new_places.values()) < 0
-                if swapped == after or agent_read_first and _blocks_swapped(before, after, a, b):
+                if (
+                    agent_read_first
+                    and _blocks_swapped(before, after, a, b)
+                    and _verbs_between(old, old_clause, old_places[a], old_places[b])
+                    & _verbs_between(new, new_clause, new_places[a], new_places[b])
+                ):
                     return a, b
     return None
 
 
+def _verbs_between(reading: Reading, clause: int, a: float, b: float) -> set[str]:
+    """The stems of the words this reading takes for verbs between two places of a clause ("approve"
+    and "get approved" alike)."""
+    low, high = sorted((a, b))
+    return {
+        stem(t.key)
+        for n, t in enumerate(reading.tokens)
+        if reading.clause[n] == clause
+        and low < reading.position[n] < high
+        and (reading.verbal[n] or t.kind == "contrast" and reading.verb_like[n])
+    }
+
+
 def _blocks_swapped(before: list[str], after: list[str], a: str, b: str) -> bool:
-    """Two runs of words traded places, ``a`` opening one and ``b`` the other: "the edge proxy …
-    the auth service" → "the auth service … the edge proxy"."""
+    """Two runs of words traded places, ``a`` opening one and ``b`` the other, the rest in its
+    place: "the edge proxy … traffic … the auth service" → "the auth service … traffic … the edge
+    proxy"."""
     if sorted(before) != sorted(after) or len(set(before)) != len(before):
         return False
     runs: list[list[str]] = []
@@ -250,6 +279,8 @@ def _blocks_swapped(before: list[str], after: list[str], a: str, b: str) -> bool
         else:
             runs.append([key])
     heads = [run[0] for run in runs]
-    if len(runs) != 2 or {a, b} != set(heads):
+    if a not in heads or b not in heads:
         return False
-    return after == runs[1] + runs[0]
+    i, j = heads.index(a), heads.index(b)
+    runs[i], runs[j] = runs[j], runs[i]
+    return after == [key for run in runs for key in run]

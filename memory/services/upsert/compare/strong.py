@@ -22,6 +22,10 @@ def compare_strong(
     added = new_keys - {t.key for t in old.tokens}
     removed -= _acronyms(old, removed, new) | _compounds(old, removed, new) | explained_old
     added -= _acronyms(new, added, old) | _compounds(new, added, old) | explained_new
+    # A name said inside a path or an identifier of the other side ("the Gradle cache" /
+    # "~/.gradle/caches", "the Terraform state" / "terraform.tfstate").
+    removed -= _inside_paths(old, removed, new)
+    added -= _inside_paths(new, added, old)
     # A compound of words said around one of its words, with nothing strong in its place on the
     # other side: "long-running transactions" / "transactions held open for long".
     if not added:
@@ -45,7 +49,7 @@ def _acronyms(reading: Reading, keys: set[str], other: Reading) -> set[str]:
     found = set()
     surfaces = [t.surface.lower() for t in other.tokens]
     for token in reading.tokens:
-        letters = token.surface
+        letters = _singular(token.surface)
         if token.key not in keys or not (2 <= len(letters) <= 6 and letters.isalpha() and letters.isupper()):
             continue
         size = len(letters)
@@ -79,6 +83,13 @@ def _abbreviates(letters: str, parts: list[str]) -> bool:
     return False
 
 
+def _singular(surface: str) -> str:
+    """An acronym's plural read as the acronym ("PRs" → "PR", "SLOs" → "SLO")."""
+    if len(surface) >= 3 and surface.endswith("s") and surface[:-1].isalpha() and surface[:-1].isupper():
+        return surface[:-1]
+    return surface
+
+
 def spelled_out(reading: Reading, other: Reading) -> tuple[set[str], set[str]]:
     """Acronyms of ``reading`` that ``other`` lacks and spells out in consecutive words (two parts
     at least, see ``_abbreviates``): the acronyms' keys, and the keys (and stems) of the words that
@@ -86,7 +97,7 @@ def spelled_out(reading: Reading, other: Reading) -> tuple[set[str], set[str]]:
     other_keys = {t.key for t in other.tokens}
     acronyms, words = set(), set()
     for token in reading.tokens:
-        letters = token.surface
+        letters = _singular(token.surface)
         if token.key in other_keys or not (
             2 <= len(letters) <= 6 and letters.isalpha() and letters.isupper()
         ):
@@ -128,6 +139,19 @@ def _compounds(reading: Reading, keys: set[str], other: Reading) -> set[str]:
         ):
             found.add(token.key)
     return found
+
+
+def _inside_paths(reading: Reading, keys: set[str], other: Reading) -> set[str]:
+    """Names of ``reading`` that are a part of a path or an identifier of ``other``."""
+    parts = {
+        part
+        for token in other.tokens
+        if token.kind in ("path", "identifier")
+        for word in re.split(r"[^a-z0-9]+", token.key.lower())
+        if word
+        for part in (word, stem(word))
+    }
+    return {t.key for t in reading.tokens if t.key in keys and t.kind == "name" and t.key in parts}
 
 
 def _reworded_compounds(reading: Reading, keys: set[str], other: Reading) -> set[str]:

@@ -8,7 +8,7 @@ import re
 from memory.conf import setting
 from memory.services.upsert.compare.changes import Change, Comparison, surfaces
 from memory.services.upsert.compare.contrasts import contrast_group_of, opposed, polar_groups
-from memory.services.upsert.lexicon import never_a_thing
+from memory.services.upsert.lexicon import never_a_thing, parts_of_speech
 from memory.services.upsert.reading import Reading
 from memory.services.upsert.tokens import stem
 
@@ -115,17 +115,23 @@ def compare_words(
     relations = {stem(str(word)) for word in setting("UPSERT_RELATIONS")} | prepositions
 
     def lone(reading: Reading, keys: set[str]) -> set[str]:
-        """Contrast words that qualify a thing — not verbs ("start the job"), not relations."""
+        """Contrast words that qualify a thing — not verbs ("start the job"), not relations — and
+        adverbs of frequency, which qualify the rule itself ("always pin" / "rarely need to pin")."""
         return {
             stem(t.key)
             for n, t in enumerate(reading.tokens)
             if t.kind == "contrast"
             and stem(t.key) in keys
-            and not reading.verb_like[n]
-            and reading.qualifying[n]
+            and (not reading.verb_like[n] and reading.qualifying[n] or parts_of_speech(t.surface) == {"ADV"})
         } - relations
 
     lone_old, lone_new = lone(old, removed) - _prohibitive(old), lone(new, added) - _prohibitive(new)
+    # A permission said with "can" on the other side: "contractors can read it" ≡ "contractors are
+    # permitted to read it" ("can" is a function word, "may" a contrast word).
+    if "can" in new.words:
+        lone_old -= {"may"}
+    if "can" in old.words:
+        lone_new -= {"may"}
     removed -= lone_old
     added -= lone_new
     # A word and its negation by prefix ("safe" / "unsafe", "encrypted" / "unencrypted").
@@ -145,7 +151,7 @@ def compare_words(
         if group in polar
     }
     flips = len(flipped) + len(negated)
-    negation_flipped = old.negations % 2 != new.negations % 2
+    negation_flipped = old.negations % 2 != new.negations % 2 and not _without_as_before(old, new)
 
     def in_flipped(key: str) -> bool:
         return any(group in flipped for group, _ in groups.get(key, ()))
@@ -176,7 +182,39 @@ def compare_words(
     if old_shown or new_shown:
         result.changes.append(Change("term", old_shown, new_shown))
     _compare_quantifiers(old, new, old_things | lone_old, new_things | lone_new, result, removed, added)
+    bound_old, bound_new = old.conditions - new.words, new.conditions - old.words
+    if bound_old or bound_new:
+        result.changes.append(Change("scope", shown(old, bound_old), shown(new, bound_new)))
+        removed -= bound_old
+        added -= bound_new
     result.reworded = shown(old, removed) + shown(new, added)
+
+
+def _without_as_before(old: Reading, new: Reading) -> bool:
+    """Under a negation, "without" and "before" say one condition: "don't close a ticket without
+    replying" ≡ "never close a ticket before the customer got a reply" — one side's "without" for the
+    other's "before", each in a negated clause ("deploy without review" alone is no such rule)."""
+
+    def withouts(reading: Reading) -> int:
+        return sum(t.kind == "negation" and t.surface.lower() == "without" for t in reading.tokens)
+
+    def negated_befores(reading: Reading) -> int:
+        negated = {
+            reading.clause[n]
+            for n, t in enumerate(reading.tokens)
+            if t.kind == "negation" and t.surface.lower() != "without"
+        }
+        return sum(
+            t.kind == "contrast" and t.key == "before" and reading.clause[n] in negated
+            for n, t in enumerate(reading.tokens)
+        )
+
+    extra = withouts(old) - withouts(new)
+    return (
+        extra != 0
+        and extra == negated_befores(new) - negated_befores(old)
+        and bool(old.negations - withouts(old) and new.negations - withouts(new))
+    )
 
 
 def _sides(reading: Reading, key: str) -> list[tuple[set[str], set[str]]]:
@@ -236,8 +274,10 @@ def _compare_quantifiers(
     """ "some teams" vs "all teams" changes the scope; "every service" vs "services" does not, but
     "all actions" vs "admin actions" (a qualifier on the other side) does. ``old_dropped`` and
     ``new_dropped``: the things and qualifiers only one side has; ``*_reworded``: its other words."""
-    old_kinds = {kind for kind, _ in old.quantifiers}
-    new_kinds = {kind for kind, _ in new.quantifiers}
+    # "no" against a negation on the other side is that negation ("interns get no SSH access" ≡
+    # "interns are not given SSH access"), no quantifier.
+    old_kinds = {kind for kind, word in old.quantifiers if not (word == "no" and new.negations)}
+    new_kinds = {kind for kind, word in new.quantifiers if not (word == "no" and old.negations)}
     changed = "some" in old_kinds ^ new_kinds
     changed = changed or ("all" in old_kinds - new_kinds and _qualified(new, new_dropped, new_reworded, old))
     changed = changed or ("all" in new_kinds - old_kinds and _qualified(old, old_dropped, old_reworded, new))
