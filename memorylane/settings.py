@@ -443,6 +443,9 @@ MEMORY_LANE: dict = {
     # detail added) and that keeps every strong token, the polarity, the scope and the roles is the same
     # fact (a NOOP that reinforces).
     "UPSERT_REWORDED_COSINE": 0.75,
+    # Below UPDATE_COSINE, a rewording that names more than this many things the other text does not is
+    # another fact on the same topic (ADD), not the same fact reworded.
+    "UPSERT_REWORDED_THINGS": 2,
     # At most this many ordinary words replaced on each side is a substitution ("the platform team" →
     # "the payments team"): a changed fact when the words replaced are nouns on both sides.
     "UPSERT_SUBSTITUTION_WORDS": 2,

@@ -148,6 +148,8 @@ MEMORY_LANE: dict[str, dict[str, str]] = {
         "UPSERT_OTHER_LANGUAGE_JACCARD": "between texts not both in Latin script, the cosine vouches for a "
         "rewording or a changed fact only when they share this share of their words "
         "(`memory/services/language.py`)",
+        "UPSERT_REWORDED_THINGS": "below UPDATE_COSINE, a rewording that names more than this many things the other "
+        "text does not is another fact on the same topic (ADD), not the same fact reworded",
         "UPSERT_REWORDED_COSINE": "from this cosine up, a rewording whose only differences are in ordinary "
         "words (verbs, adverbs, a detail added) and that keeps every strong token, the polarity, the scope and "
         "the roles is the same fact (a NOOP that reinforces)",

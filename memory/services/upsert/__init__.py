@@ -178,10 +178,19 @@ def decide_pair(new: Side, old: Side, cosine: float, *, same_lesson_cosine: floa
         reworded_cosine = setting(
             "UPSERT_SAME_TOKENS_COSINE" if comparison.spelled_out else "UPSERT_REWORDED_COSINE"
         )
-        if close or lesson or seen >= reworded_cosine:
+        # Below a close text, a rewording that names several things the other does not ("migrations
+        # must be reversible" / "… backward compatible with the previous release") is another fact
+        # on the same topic: a memory of its own.
+        many_things = len(comparison.unmatched_things) > setting("UPSERT_REWORDED_THINGS")
+        if close or lesson or seen >= reworded_cosine and not many_things:
             shown = ", ".join(comparison.reworded[:6]) or "order"
             reason = f"reworded ({shown}), the same content-bearing tokens in the same roles"
             return Decision(NOOP, reason, old.ref, cosine, overlap)
+        if many_things and seen >= reworded_cosine:
+            things = ", ".join(comparison.unmatched_things[:6])
+            return Decision(
+                ADD, f"another fact on the topic ({things} said on one side only)", old.ref, cosine, overlap
+            )
         return Decision(ADD, far, old.ref, cosine, overlap)
     if lesson and all(_elaborates(change) for change in changes):
         return Decision(NOOP, "the same lesson in other words (no fact changed)", old.ref, cosine, overlap)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.services.upsert import NOOP, Side, compare_facts, decide_pair
+from memory.services.upsert import ADD, NOOP, Side, compare_facts, decide_pair
 
 pytestmark = pytest.mark.usefixtures("embedder")
 
@@ -326,3 +326,21 @@ def test_a_negated_bound_after_a_contraction_is_read_as_the_bound():
     assert not compare_facts(
         "Keep at most 3 replicas of the cache.", "You shouldn't run over 3 replicas of the cache."
     )
+
+
+ANOTHER_FACT = {
+    "reversible / backward compatible": (
+        "Database migrations have to be reversible.",
+        "Every database migration must be backward compatible with the previous release.",
+    ),
+    "the same thing, another verb and more said of it": (
+        "The checkout service retries failed payments.",
+        "The checkout service logs failed payments with the order id and customer region.",
+    ),
+}
+
+
+@pytest.mark.parametrize(("old", "new"), ANOTHER_FACT.values(), ids=ANOTHER_FACT.keys())
+def test_another_fact_on_the_same_topic_is_a_memory_of_its_own(embedder, old, new):
+    decision = verdict(embedder, old, new)
+    assert decision.operation == ADD, decision.reason

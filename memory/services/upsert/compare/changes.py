@@ -63,6 +63,9 @@ class Comparison:
     changes: list[Change] = field(default_factory=list)
     identical: bool = False  # every content-bearing token the same, ordinary words included
     reworded: list[str] = field(default_factory=list)  # ordinary words that differ without changing a fact
+    unmatched_things: list[str] = field(
+        default_factory=list
+    )  # of those, the things (nouns) one side only names
     old_keys: set[str] = field(default_factory=set)  # tokens whose role changed, to highlight
     new_keys: set[str] = field(default_factory=set)
     spelled_out: bool = False  # an acronym spelled out on the other side (the cosine undercounts it)

@@ -188,6 +188,7 @@ def compare_words(
         removed -= bound_old
         added -= bound_new
     result.reworded = shown(old, removed) + shown(new, added)
+    result.unmatched_things = shown(old, nominal(old, removed)) + shown(new, nominal(new, added))
 
 
 def _without_as_before(old: Reading, new: Reading) -> bool:
