@@ -198,9 +198,11 @@ def run(*, api: bool, show: bool) -> dict:
 
     result: dict = {}
     pure: dict[str, dict] = {}
+    pure_outcomes: dict[str, dict[str, str]] = {}
     for name in SPLITS:
         pairs = load_split(name)
         outcomes, reasons = run_pure(pairs)
+        pure_outcomes[name] = outcomes
         pure[name] = metrics(pairs, outcomes)
         pure[name]["by_family"] = by_family(pairs, outcomes)
         if show and name == "dev":  # never the test split's pairs: it is not tuned on
@@ -218,6 +220,13 @@ def run(*, api: bool, show: bool) -> dict:
             pairs = load_split(name)
             with scratch_database(f"bench_governed_{name}"):
                 found = run_api(pairs)
+            if show and name == "dev":  # where the store's path decides otherwise than the pure decision
+                for pair in pairs:
+                    if found["outcomes"][pair["id"]] != pure_outcomes[name][pair["id"]]:
+                        print(
+                            f"  {pair['id']} through the API {found['outcomes'][pair['id']]}, pure "
+                            f"{pure_outcomes[name][pair['id']]}: {pair['a']!r} → {pair['b']!r}"
+                        )
             through[name] = {
                 **metrics(pairs, found["outcomes"]),
                 "settled_superseded_by_one_member": found["settled_superseded_by_one_member"],

@@ -710,6 +710,14 @@ MEMORY_LANE: dict = {
         ["no longer", "not"],
         ["may not", "mustn't"],  # a permission denied is a prohibition
         ["only one", "single"],  # "hosts that serve only one tenant" ≡ "single-tenant hosts"
+        # "nobody except admins" ≡ "only admins" (before "no one else", whose words they share)
+        ["nobody except", "only"],
+        ["no one except", "only"],
+        ["nobody but", "only"],
+        ["no one but", "only"],
+        ["nobody other than", "only"],
+        ["no one other than", "only"],
+        ["none but", "only"],
         ["no one else", "only"],
         ["nobody else", "only"],
         ["nothing else", "only"],

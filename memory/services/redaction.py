@@ -557,9 +557,22 @@ def _plausible(kind: str, value: str) -> bool:
             return False
         if kind == "password" and bare.isalpha() and bare.islower() and len(bare) < 12:
             return False  # "the password is hunter" reads as a word; hunter2 does not
+        if kind == "password" and _english_compound(bare):
+            return False  # "credentials are short-lived", "read-only": words, not a passphrase
         if re.fullmatch(r"[a-z]+(?:[._-][a-z]+)*", bare) and kind == "secret" and len(bare) < 8:
             return False
     return True
+
+
+def _english_compound(value: str) -> bool:
+    """Two or three lowercase English words joined by hyphens ("short-lived", "self-hosted-only");
+    four or more is a passphrase's shape (see ``_strong``)."""
+    from memory.services.upsert.lexicon import parts_of_speech
+
+    parts = value.split("-")
+    return 2 <= len(parts) <= 3 and all(
+        part.isalpha() and part.islower() and parts_of_speech(part) for part in parts
+    )
 
 
 def _strong(kind: str, value: str) -> bool:

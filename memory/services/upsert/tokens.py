@@ -505,6 +505,12 @@ def _word_token(
             Token(stem(prefixed.group(1)), "word", surface, start, end),
             Token("not", "negation", surface, start, end),
         ], 0
+    only = re.fullmatch(r"([a-z][a-z-]{2,}[a-z])-only", lowered)
+    if only:  # "an admin-only action" ≡ "only admins"
+        return [
+            Token(stem(only.group(1)), "word", surface, start, end),
+            Token("only", "scope", surface, start, end),
+        ], 0
     free = re.fullmatch(r"([a-z]{3,})-free", lowered)
     if free:  # "deploy-free" ≡ "no deploys"
         return [

@@ -90,6 +90,8 @@ def test_several_secrets_in_one_text_are_all_redacted_in_order():
         "The rounding bug lives in packages/billing/src/utils/formatCurrencyAmountForInvoice.ts.",
         "Run the migrations before the test suite, otherwise pytest-django fails on missing tables.",
         "Token refresh happens in src/auth/refreshSessionToken.ts; the password reset flow is separate.",
+        "Push credentials for the mobile apps are short-lived and rotated by Vault.",
+        "Service account credentials are read-only in the analytics project.",
     ],
 )
 def test_hashes_ids_paths_and_prose_are_not_redacted(text):

@@ -17,6 +17,14 @@ def verdict(embedder, old: str, new: str):
 
 
 SAME = {
+    "nobody except ≡ only": (
+        "Only admins can delete projects.",
+        "Nobody except admins can delete projects.",
+    ),
+    "an X-only thing ≡ only X": (
+        "Only admins can delete projects.",
+        "Project deletion is an admin-only action.",
+    ),
     "no … against not": (
         "Contractors are not given write access to the billing repo.",
         "Contractors get no write access to the billing repo.",
@@ -188,6 +196,10 @@ SAME = {
 }
 
 CHANGED = {
+    "nobody except, another holder": (
+        "Only the security team can rotate the root CA.",
+        "Nobody except the platform team may rotate the root CA.",
+    ),
     "a time bound added": (
         "Schema migrations need approval from a DBA.",
         "Schema migrations during the quarter-end close need approval from a DBA.",
