@@ -207,6 +207,8 @@ def _read(text: str, _key: tuple) -> Reading:
 
 
 def _conditions(items) -> frozenset[str]:
+    """The stems of the words of each phrase opened by ``UPSERT_CONDITION_PREPOSITIONS`` ("during
+    [business hours]", "outside [the maintenance window]")."""
     found: set[str] = set()
     opening = word_setting("UPSERT_CONDITION_PREPOSITIONS")
     for index, (group, word, _) in enumerate(items):

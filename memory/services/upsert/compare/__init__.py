@@ -6,7 +6,8 @@ A changed fact needs a real change of content:
 - the polarity of the rule flipped: another count of negations (a contrastive "not X",
   "instead of X", "rather than X", "X is deprecated" and "don't", "never", "avoid" count alike, so
   "not X" ≡ "instead of X" and "don't" ≡ "never" keep the polarity);
-- the scope narrowed or widened ("only" on one side);
+- the scope narrowed or widened ("only" on one side, a quantifier against a qualifier, a bound in
+  time: "during business hours");
 - a contrast pair exchanged (up → down, before → after, staging → production);
 - a thing replaced by another: nouns on both sides, a few words ("the platform team" → "the
   payments team") — verbs and adverbs replaced are a rewording ("fires" → "triggers");
