@@ -45,6 +45,7 @@ from collections import Counter
 from functools import lru_cache
 
 from memory.services.secret_rules import provider_secrets
+from memory.services.upsert.lexicon import parts_of_speech
 
 # --- our own patterns -----------------------------------------------------------------------------
 # (kind, pattern, group): the group holds the secret; 0 is the whole match. Order matters only for
@@ -567,8 +568,6 @@ def _plausible(kind: str, value: str) -> bool:
 def _english_compound(value: str) -> bool:
     """Two or three lowercase English words joined by hyphens ("short-lived", "self-hosted-only");
     four or more is a passphrase's shape (see ``_strong``)."""
-    from memory.services.upsert.lexicon import parts_of_speech
-
     parts = value.split("-")
     return 2 <= len(parts) <= 3 and all(
         part.isalpha() and part.islower() and parts_of_speech(part) for part in parts

@@ -182,7 +182,7 @@ def decide_pair(new: Side, old: Side, cosine: float, *, same_lesson_cosine: floa
         # must be reversible" / "… backward compatible with the previous release") is another fact
         # on the same topic: a memory of its own.
         many_things = len(comparison.unmatched_things) > setting("UPSERT_REWORDED_THINGS")
-        if close or lesson or seen >= reworded_cosine and not many_things:
+        if close or lesson or (seen >= reworded_cosine and not many_things):
             shown = ", ".join(comparison.reworded[:6]) or "order"
             reason = f"reworded ({shown}), the same content-bearing tokens in the same roles"
             return Decision(NOOP, reason, old.ref, cosine, overlap)

@@ -190,19 +190,24 @@ def _read(text: str, _key: tuple) -> Reading:
         quantified=quantified,
         modifiers={key: frozenset(found) for key, found in modifiers.items()},
         silenced=silenced_at_start(text),
-        conditional_only=any(
-            word == "only"
-            and any(
-                items[later][1] in CONDITIONS
-                and clause_of_item[later] in (clause_of_item[index], clause_of_item[index] + 1)
-                for later in range(index + 1, len(items))
-            )
-            for index, (_, word, _) in enumerate(items)
-        ),
+        conditional_only=_conditional_only(items, clause_of_item),
         preceding={key: frozenset(found) for key, found in preceding.items()},
         before_quantifier=tuple(_word_before(items, i) for i in at_quantifiers),
         words=frozenset(stem(word) for word in words),
         conditions=_conditions(items),
+    )
+
+
+def _conditional_only(items, clause_of_item) -> bool:
+    """Does "only" come before a condition word, in its clause or at the start of the next?"""
+    return any(
+        word == "only"
+        and any(
+            items[later][1] in CONDITIONS
+            and clause_of_item[later] in (clause_of_item[index], clause_of_item[index] + 1)
+            for later in range(index + 1, len(items))
+        )
+        for index, (_, word, _) in enumerate(items)
     )
 
 

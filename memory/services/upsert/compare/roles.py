@@ -205,14 +205,8 @@ def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
         return {c: {k: p for k, p in found.items() if counts[c][k] == 1} for c, found in places.items()}
 
     def between(reading: Reading, clause: int, a: float, b: float) -> set[str]:
-        """The verbs between two places, as stems: a verb's forms are one verb ("approve" / "get
-        approved", a contrast word in the participle)."""
-        low, high = sorted((a, b))
-        return {
-            stem(t.key)
-            for n, t in enumerate(reading.tokens)
-            if reading.clause[n] == clause and low < reading.position[n] < high and t.key in verbs
-        }
+        """The verbs of either text between two places of this one."""
+        return _verbs_between(reading, clause, a, b, lambda n, t: t.key in verbs)
 
     def sequence(reading: Reading, clause: int) -> list[str]:
         found = [
@@ -253,16 +247,19 @@ def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
     return None
 
 
-def _verbs_between(reading: Reading, clause: int, a: float, b: float) -> set[str]:
-    """The stems of the words this reading takes for verbs between two places of a clause ("approve"
-    and "get approved" alike)."""
+def _verbs_between(reading: Reading, clause: int, a: float, b: float, is_verb=None) -> set[str]:
+    """The stems of the verbs between two places of a clause — by default the words this reading
+    takes for verbs ("approve" and "get approved" alike), else those ``is_verb(n, token)`` picks."""
     low, high = sorted((a, b))
+    if is_verb is None:
+
+        def is_verb(n: int, t) -> bool:
+            return reading.verbal[n] or t.kind == "contrast" and reading.verb_like[n]
+
     return {
         stem(t.key)
         for n, t in enumerate(reading.tokens)
-        if reading.clause[n] == clause
-        and low < reading.position[n] < high
-        and (reading.verbal[n] or t.kind == "contrast" and reading.verb_like[n])
+        if reading.clause[n] == clause and low < reading.position[n] < high and is_verb(n, t)
     }
 
 
