@@ -893,7 +893,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--set", action="append", default=[], metavar="KEY=JSON", help="override a MEMORY_LANE setting"
     )
+    parser.add_argument(
+        "--rerank",
+        default="",
+        metavar="N,N…",
+        help="also time search with the second stage on, reading this many candidates (e.g. 10,20,30)",
+    )
+    parser.add_argument("--rerank-queries", type=int, default=100, help="questions timed per --rerank depth")
     args = parser.parse_args(argv)
+    try:
+        args.rerank = [int(n) for n in args.rerank.split(",") if n.strip()]
+    except ValueError:
+        parser.error("--rerank takes candidate counts separated by commas, e.g. 10,20,30")
     if args.memories < args.store_batched + args.store_single + 100 or args.queries < 10:
         parser.error("use at least 100 memories more than the timed stores, and 10 queries")
 
@@ -984,6 +995,8 @@ def measure(args, results: dict, team) -> None:
     results["recall_entity_5pct"] = filtered_recall(checked, five_percent, team=team)
     results["recall_entity_project"] = filtered_recall(checked, project, team=team)
     results["recall_unfiltered"] = unfiltered_recall(checked, team=team)
+    if args.rerank:
+        results["rerank"] = measure_rerank(queries[: args.rerank_queries], args.rerank, client, team=team)
     if args.profile:
         sample = queries[:150]
         results["profile_service"] = profile(
@@ -1002,6 +1015,29 @@ def measure(args, results: dict, team) -> None:
         results["profile_http"] = profile(
             "search over HTTP (in process)", lambda: measure_http(sample, client), len(sample)
         )
+
+
+def measure_rerank(queries: list[str], depths: list[int], client, *, team) -> dict:
+    """Search at the service and over HTTP with the second stage on (RERANK_ENABLED), reading each
+    of ``depths`` candidates, in the same run as the figures without it. The settings are restored."""
+    from django.conf import settings
+
+    from memory.services.search.rerank import cross_encoder
+
+    original = settings.MEMORY_LANE
+    timed: dict = {}
+    try:
+        cross_encoder()  # loaded once, outside every timing
+        for depth in depths:
+            settings.MEMORY_LANE = {**original, "RERANK_ENABLED": True, "RERANK_CANDIDATES": depth}
+            measure_search(queries[:5], team=team)
+            timed[str(depth)] = {
+                "search_service": summary(measure_search(queries, team=team)),
+                "search_http": summary(measure_http(queries, client)),
+            }
+    finally:
+        settings.MEMORY_LANE = original
+    return timed
 
 
 def print_table(results: dict) -> None:
@@ -1032,6 +1068,13 @@ def print_table(results: dict) -> None:
             f"{'  as the search ranks it':<34} {found['recall']:.4f} (min {found['min']}, "
             f"stranded {found['stranded']}, plans {row['search_plans']})"
         )
+    for depth, row in results.get("rerank", {}).items():
+        for name in ("search_service", "search_http"):
+            label = f"{name}, reranking {depth}"
+            print(
+                f"{label:<34} {row[name]['p50_ms']:>9.2f} {row[name]['p95_ms']:>9.2f} "
+                f"{row[name]['p99_ms']:>9.2f} {row[name]['n']:>6}"
+            )
     print_stores(results, width=34)
     print(f"{'memories':<34} {results['memories']} ({results['vectors']} vectors; load {results['load']})")
 

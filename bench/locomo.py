@@ -8,8 +8,8 @@ session 1, turn 3). This converts ``data/locomo10.json`` into the JSON lines of
 - one memory per turn: ``"<speaker>: <text>"`` (an image a speaker shared is kept as its caption),
   the session's date as ``created_at``, the conversation as ``namespace``;
 - one query per question of categories 1–4 (multi-hop, temporal, open-domain, single-hop; category
-  5, adversarial questions without an answer, is left out), its evidence turns as ``relevant``, its
-  category as ``kind``, the conversation as ``namespace``.
+  5, adversarial questions without an answer, is left out unless ``--all-categories``), its evidence
+  turns as ``relevant``, its category as ``kind``, the conversation as ``namespace``.
 
 Evidence ids are parsed leniently ("D8:6; D9:17", "D:11:26" → D11:26); ids that name no turn are
 dropped, and a question left with no evidence is skipped — the converter says how many.
@@ -32,6 +32,9 @@ DEFAULT_INPUT = Path(".memorylane/locomo/locomo10.json")
 DEFAULT_OUTPUT = Path(".memorylane/locomo/locomo.jsonl")
 # The categories as the LoCoMo paper numbers them in the data (category 5, adversarial, is left out).
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+# Category 5's questions have no answer in the conversation, but their evidence names the turns they
+# are about; the public harnesses that report "all five categories" search those too (--all-categories).
+ADVERSARIAL = {5: "adversarial"}
 EVIDENCE_RE = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
 DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%I:%M %p on %B %d, %Y")
 
@@ -56,8 +59,10 @@ def evidence_ids(evidence: list) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def convert(conversations: list[dict]) -> tuple[list[dict], dict]:
-    """The harness rows for every conversation, and counts of what was kept and skipped."""
+def convert(conversations: list[dict], *, all_categories: bool = False) -> tuple[list[dict], dict]:
+    """The harness rows for every conversation, and counts of what was kept and skipped (category 5
+    is kept with ``all_categories``)."""
+    categories = {**CATEGORIES, **ADVERSARIAL} if all_categories else CATEGORIES
     rows: list[dict] = []
     stats = {
         "conversations": 0,
@@ -96,7 +101,7 @@ def convert(conversations: list[dict]) -> tuple[list[dict], dict]:
                 stats["turns"] += 1
         for index, qa in enumerate(sample.get("qa", [])):
             category = qa.get("category")
-            if category not in CATEGORIES:
+            if category not in categories:
                 stats["skipped_category_5"] += 1
                 continue
             raw = qa.get("evidence") or []
@@ -115,7 +120,7 @@ def convert(conversations: list[dict]) -> tuple[list[dict], dict]:
                         "text": str(qa["question"]),
                         "relevant": relevant,
                         "namespace": namespace,
-                        "kind": CATEGORIES[category],
+                        "kind": categories[category],
                     }
                 }
             )
@@ -127,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.locomo", description=__doc__.splitlines()[0])
     parser.add_argument("input", nargs="?", type=Path, default=DEFAULT_INPUT)
     parser.add_argument("-o", "--output", type=Path, default=DEFAULT_OUTPUT)
+    parser.add_argument(
+        "--all-categories", action="store_true", help="keep category 5 (adversarial) too: all five categories"
+    )
     args = parser.parse_args(argv)
     if not args.input.exists():
         parser.error(
@@ -136,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         conversations = json.loads(args.input.read_text())
     except json.JSONDecodeError as exc:
         parser.error(f"{args.input} is not JSON: {exc}")
-    rows, stats = convert(conversations)
+    rows, stats = convert(conversations, all_categories=args.all_categories)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     with args.output.open("w") as out:
         for row in rows:

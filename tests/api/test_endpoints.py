@@ -8,6 +8,7 @@ import pytest
 
 from memory.models import Memory, Recall, Session
 from memory.services.feedback import feedback_record
+from memory.services.search.rerank import forget_model
 from memory.services.store import memory_store
 from memory.services.tokens import token_create
 from tests.api.conftest import client_with
@@ -115,6 +116,26 @@ def test_search_returns_scores_and_explanations_and_records_the_session(api, tea
     shown = via_get["results"][0]["memory"]
     stored = Memory.objects.get(pk=shown["id"])
     assert shown["retrieval_count"] == stored.retrieval_count == 2  # this search counted
+
+
+def test_search_with_the_second_stage_explains_the_reread_and_stays_in_the_team(
+    api, team, other_team, outsider, settings
+):
+    for text in (
+        "Priya on the data team signs off every Postgres migration before it merges.",
+        "Postgres migrations live in the migrations folder and run with make migrate.",
+    ):
+        memory_store(team=team, content=text, dedupe=False)
+    settings.MEMORY_LANE = {**settings.MEMORY_LANE, "RERANK_ENABLED": True}
+    try:
+        body = api["read_only"].get("/api/v1/search", {"q": "who reviews the Postgres migrations?"}).json()
+        outsiders = client_with(token_create(user=outsider, team=other_team, scopes=["read"])[1])
+        theirs = outsiders.get("/api/v1/search", {"q": "who reviews the Postgres migrations?"}).json()
+    finally:
+        forget_model()
+    assert len(body["results"]) == 2
+    assert all({"logit", "relevance_before"} == set(hit["explain"]["rerank"]) for hit in body["results"])
+    assert theirs["results"] == []
 
 
 def test_a_search_and_the_context_show_a_memory_as_reading_it_does(api):

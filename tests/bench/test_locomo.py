@@ -47,6 +47,7 @@ SAMPLE = [
             {"question": "What did Melanie paint?", "evidence": ["D2:1; D1:2"], "category": 4},
             {"question": "What flag did Caroline show?", "evidence": ["D:1:3"], "category": 1},
             {"question": "What is Caroline's cat called?", "evidence": [], "category": 5},
+            {"question": "What did Caroline paint?", "evidence": ["D2:1"], "category": 5},
             {"question": "Who is Bob?", "evidence": ["D9:9"], "category": 3},
         ],
     }
@@ -86,11 +87,19 @@ def test_turns_become_memories_and_questions_queries_with_their_evidence():
         "conversations": 1,
         "turns": 4,
         "questions": 3,
-        "skipped_category_5": 1,
+        "skipped_category_5": 2,
         "skipped_no_evidence": 1,
         "evidence_dropped": 1,
         "evidence_malformed": 2,
     }
+
+
+def test_all_five_categories_keep_the_adversarial_questions_that_name_turns():
+    rows, stats = convert(SAMPLE, all_categories=True)
+    queries = [row["query"] for row in rows if "query" in row]
+    assert ("adversarial", ["locomo-conv-7:D2:1"]) in [(q["kind"], q["relevant"]) for q in queries]
+    assert stats["questions"] == 4 and stats["skipped_category_5"] == 0
+    assert stats["skipped_no_evidence"] == 2  # the cat question names no turn
 
 
 @pytest.mark.slow

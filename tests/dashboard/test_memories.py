@@ -63,6 +63,16 @@ def test_search_shows_results_with_the_explain_breakdown(clients, active_memory,
     assert active_memory.retrieval_count == 0  # a person browsing is not an agent being served
 
 
+def test_a_reread_result_says_so_in_its_breakdown(clients, settings, store):
+    store("Priya on the data team signs off every Postgres migration before it merges.")
+    store("Postgres migrations live in the migrations folder and run with make migrate.")
+    plain = clients["member"].get("/memories/?q=who+reviews+the+Postgres+migrations").content.decode()
+    assert "Reread" not in plain  # the second stage is off by default
+    settings.MEMORY_LANE = {**settings.MEMORY_LANE, "RERANK_ENABLED": True}
+    reread = clients["member"].get("/memories/?q=who+reviews+the+Postgres+migrations").content.decode()
+    assert "Reread" in reread and "a cross-encoder read question and memory together" in reread
+
+
 def test_htmx_search_returns_only_the_results(clients, active_memory):
     html = clients["member"].get("/memories/?q=stripe", headers=HTMX).content.decode()
     assert html.lstrip().startswith('<section id="results"') and "<html" not in html

@@ -17,8 +17,12 @@
 4. ``scoring``: vector-only candidates below the similarity floor are dropped;
    ``final = relevance × Π factor^RANKING_EXPONENTS[factor]`` over type weight, intent boost,
    feedback score, decay and maturity, × ENTITY_MATCH_BOOST for a memory about a named entity.
-5. ``results``: the top ``limit`` in score order with an ``explain`` of every factor, read whole.
-6. ``record``: retrieval counted; Recall rows written for a session.
+5. ``rerank`` (RERANK_ENABLED, off by default): in ``full`` mode, when words decide the fusion (α at
+   most RERANK_MAX_ALPHA), a cross-encoder reads the question beside each of the RERANK_CANDIDATES
+   most relevant memories, and its logits reorder them within the span of relevance they had; the
+   factors multiply the new relevance.
+6. ``results``: the top ``limit`` in score order with an ``explain`` of every factor, read whole.
+7. ``record``: retrieval counted; Recall rows written for a session.
 
 ``mode`` exists for the benchmark: ``fts`` lexical only, ``vector`` plain cosine, ``hybrid`` fused
 without the re-ranking factors, ``full`` what the API does.
@@ -35,6 +39,7 @@ its size costs, whatever the deployment holds.
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 
 from django.utils import timezone
@@ -54,10 +59,11 @@ from memory.services.search.corpus import (
     document_frequencies,
     several_teams,
 )
-from memory.services.search.fusion import FusionContext, fusion_context, names_things
+from memory.services.search.fusion import FusionContext, fused_relevance, fusion_context, names_things
 from memory.services.search.lexical import TERM_COUNT_SQL, lexical_candidates
 from memory.services.search.query import MODES, _validate, intent_types
 from memory.services.search.record import record_retrieval
+from memory.services.search.rerank import Reranked, RerankerUnavailable, rerank
 from memory.services.search.results import SearchHit, SearchOutcome, memories_as_shown, with_whole_rows
 from memory.services.search.scoring import score_candidate
 from memory.services.search.statements import (
@@ -70,6 +76,8 @@ from memory.services.search.statements import (
     vector_text,
 )
 from memory.services.search.vector import vector_candidates, vector_list_stranded
+
+logger = logging.getLogger(__name__)
 
 # What callers import from ``memory.services.search`` (the API, the dashboard, context, backup, the
 # benchmarks and the tests, which also reach into the corpus cache and the lexical plan settings).
@@ -200,13 +208,51 @@ def memory_search(
     for candidate in candidates:
         if (result := score_candidate(candidate, **rules, explain=False)) is not None:
             scored.append((result[0], str(candidate.memory.pk), candidate))
+    # The second stage rereads the most relevant candidates (RERANK_ENABLED; rerank.py).
+    reranked = (
+        reranked_candidates(query, [candidate for _, _, candidate in scored], fusion, team)
+        if (mode == "full" and setting("RERANK_ENABLED"))
+        else {}
+    )
+    if reranked:
+        scored = [
+            (score_candidate(candidate, **rules, explain=False, reranked=reranked[pk])[0], pk, candidate)
+            if pk in reranked
+            else (score, pk, candidate)
+            for score, pk, candidate in scored
+        ]
     # One ordering: a memory about an entity the question names is boosted, not put in a group above.
     scored.sort(key=lambda item: (-item[0], item[1]))
     hits = [
-        SearchHit(candidate.memory, *score_candidate(candidate, **rules))
-        for _, _, candidate in scored[:limit]
+        SearchHit(candidate.memory, *score_candidate(candidate, **rules, reranked=reranked.get(pk)))
+        for _, pk, candidate in scored[:limit]
     ]
     outcome.results = with_whole_rows(hits, team_id=team.pk)
     if record and outcome.results:
         record_retrieval(outcome.results, session, now, team=team)
     return outcome
+
+
+def reranked_candidates(
+    query: str, candidates: list, fusion: FusionContext, team: Team
+) -> dict[str, Reranked]:
+    """The second stage for the RERANK_CANDIDATES candidates of highest fused relevance: their new
+    relevance by memory id (:mod:`memory.services.search.rerank`). It runs only where words decide
+    the fusion (α at most RERANK_MAX_ALPHA): the cross-encoder reads the words question and memory
+    share, and on paraphrases, which share few, it ordered worse than meaning alone. A model that
+    cannot be loaded leaves the first stage's order, with a warning in the log."""
+    if fusion.alpha > setting("RERANK_MAX_ALPHA"):
+        return {}
+    relevance = {str(c.memory.pk): fused_relevance(c, fusion, explain=False)[0] for c in candidates}
+    chosen = sorted(relevance, key=lambda pk: (-relevance[pk], pk))[: setting("RERANK_CANDIDATES")]
+    if len(chosen) < 2:
+        return {}
+    rows = Memory.objects.for_team(team).filter(pk__in=chosen).values_list("pk", "content")
+    texts = {str(pk): content for pk, content in rows}
+    chosen = [pk for pk in chosen if pk in texts]
+    try:
+        decided = rerank(query, [relevance[pk] for pk in chosen], [texts[pk] for pk in chosen])
+    except RerankerUnavailable as exc:
+        logger.warning("search without its second stage: %s", exc)
+        return {}
+    return dict(zip(chosen, decided, strict=True))

@@ -13,6 +13,7 @@ from memory.services.decay import decay_factor
 from memory.services.maturity import multiplier as maturity_multiplier
 from memory.services.search.candidates import Candidate
 from memory.services.search.fusion import FusionContext, fused_relevance, fusion_context
+from memory.services.search.rerank import Reranked
 from memory.services.taxonomy import type_weight
 
 
@@ -25,11 +26,13 @@ def score_candidate(
     now: datetime,
     fusion: FusionContext | None = None,
     explain: bool = True,
+    reranked: Reranked | None = None,
 ) -> tuple[float, dict | None] | None:
     """``(score, explanation)`` for one candidate, or None when it falls below the similarity floor;
     the explanation is None unless ``explain``.
 
-    The relevance fuses similarity and BM25 (:func:`fused_relevance`); in ``full`` mode it is
+    The relevance fuses similarity and BM25 (:func:`fused_relevance`), or is the second stage's
+    (``reranked``, :mod:`memory.services.search.rerank`) for a reranked candidate; in ``full`` mode it is
     multiplied by each factor raised to its RANKING_EXPONENTS entry, and by ENTITY_MATCH_BOOST for
     a memory about an entity the question names."""
     memory = candidate.memory
@@ -47,6 +50,9 @@ def score_candidate(
         score, parts["fusion"] = fused_relevance(
             candidate, fusion or fusion_context([candidate]), explain=explain
         )
+        if reranked is not None:
+            score = reranked.relevance
+            parts["rerank"] = {"logit": reranked.logit, "relevance_before": reranked.before}
         parts["relevance"] = score
         if mode == "full":
             factors = {
@@ -80,6 +86,8 @@ def explanation(candidate: Candidate, parts: dict, score: float) -> dict:
     }
     if "fusion" in parts:
         explained["fusion"], explained["relevance"] = parts["fusion"], round(parts["relevance"], 6)
+    if "rerank" in parts:
+        explained["rerank"] = {name: round(value, 4) for name, value in parts["rerank"].items()}
     if "factors" in parts:
         explained.update({name: round(value, 4) for name, value in parts["factors"].items()})
         explained["applied"] = {name: round(value, 4) for name, value in parts["applied"].items()}
