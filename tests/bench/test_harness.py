@@ -145,8 +145,13 @@ def test_the_latency_harness_measures_a_tiny_corpus_end_to_end(db):
     report, _ = run_latency(
         *("--memories", "160", "--queries", "10", "--recall-queries", "10"),
         *("--store-batched", "40", "--store-single", "5", "--profile"),
+        *("--rerank", "5", "--rerank-queries", "10"),
     )
     assert report["memories"] == 160
+    # The second stage is timed in the same run, on the same questions.
+    for name in ("search_service", "search_http"):
+        assert report["rerank"]["5"][name]["n"] == 10 and report["rerank"]["5"][name]["p50_ms"] > 0
+    assert report["rerank"]["5"]["reread"] == 1.0
     for name in (
         "search_service",
         "search_service_entity_1pct",
