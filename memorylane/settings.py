@@ -858,7 +858,7 @@ MEMORY_LANE: dict = {
     # Vector-only candidates below this similarity are dropped (lexical matches pass). DESIGN.md: 0.50 and
     # 0.40; MiniLM scores questions against statements lower, and those floors dropped relevant memories.
     "SIMILARITY_FLOOR": 0.2,
-    "SIMILARITY_FLOOR_ENTITY": -1.0,
+    "SIMILARITY_FLOOR_ENTITY": -1.0,  # no floor: the caller asked for this entity's memories
     # The second stage (memory/services/search/rerank.py, docs/ranking.md): a cross-encoder over the
     # most relevant candidates. Off by default: it lifts LoCoMo but costs ~10 ms of CPU per candidate.
     "RERANK_ENABLED": False,
@@ -870,7 +870,7 @@ MEMORY_LANE: dict = {
     "RERANK_MAX_TOKENS": 256,  # question and memory together, truncated to this many tokens
     "RERANK_BATCH": 16,  # pairs per model call, grouped by length
     "RERANK_THREADS": 0,  # onnxruntime threads (0: one per core)
-    "RERANK_MODEL": "",  # a directory with model.onnx and tokenizer.json; "" = the packaged one  # no floor: the caller asked for this entity's memories
+    "RERANK_MODEL": "",  # a directory with model.onnx and tokenizer.json; "" = the packaged one
     "INTENT_BOOST": 1.3,  # DESIGN.md: 1.15; 1.3 measured better on intent queries and no worse elsewhere
     # final = relevance × Π factor^exponent. Type weight and decay at full strength cost recall and MRR on
     # every query kind; they stay in the explain and in context/export standing, not in search order.
