@@ -331,6 +331,14 @@ IDENTIFIER_RE = re.compile(r"[._:/@#+-]|\d|[a-z][A-Z]|^[A-Z0-9_]{2,}$")
 VERSION_RE = re.compile(r"^v?\d+(?:\.\d+){1,3}(?:[-+][\w.]+)?$|^v\d+$", re.IGNORECASE)
 NUMBER_RE = re.compile(r"^[+-]?\d+(?:[.,]\d+)*-?(?P<unit>[a-z%]+)?$", re.IGNORECASE)
 SENTENCE_END_RE = re.compile(r"[.!?:;]\s*$|^\s*$")
+# A word with an affix that says what the rule does to it: its stem, then the marker.
+AFFIXED_WORDS = (
+    # "non-deterministic" ≡ "not deterministic". Only "non-": with a hyphen the other prefixes of
+    # UPSERT_NEGATING_PREFIXES mostly negate nothing ("in-house", "in-memory").
+    (re.compile(r"non-([a-z]{3,})"), "not", "negation"),
+    (re.compile(r"([a-z][a-z-]{2,}[a-z])-only"), "only", "scope"),  # "an admin-only action" ≡ "only admins"
+    (re.compile(r"([a-z]{3,})-free"), "not", "negation"),  # "deploy-free" ≡ "no deploys"
+)
 
 
 def _is_sentence_start(text: str, start: int) -> bool:
@@ -497,26 +505,12 @@ def _word_token(
             return None, 0
     if lowered == "insteadof":  # "instead of", "rather than": what follows is rejected
         return [Token("not", "negation", surface, start, end)], 0
-    prefixed = re.fullmatch(r"non-([a-z]{3,})", lowered)
-    if prefixed:
-        # "non-deterministic" ≡ "not deterministic". Only "non-": with a hyphen the other prefixes
-        # of UPSERT_NEGATING_PREFIXES mostly negate nothing ("in-house", "in-memory").
-        return [
-            Token(stem(prefixed.group(1)), "word", surface, start, end),
-            Token("not", "negation", surface, start, end),
-        ], 0
-    only = re.fullmatch(r"([a-z][a-z-]{2,}[a-z])-only", lowered)
-    if only:  # "an admin-only action" ≡ "only admins"
-        return [
-            Token(stem(only.group(1)), "word", surface, start, end),
-            Token("only", "scope", surface, start, end),
-        ], 0
-    free = re.fullmatch(r"([a-z]{3,})-free", lowered)
-    if free:  # "deploy-free" ≡ "no deploys"
-        return [
-            Token(stem(free.group(1)), "word", surface, start, end),
-            Token("not", "negation", surface, start, end),
-        ], 0
+    for pattern, marker, kind in AFFIXED_WORDS:
+        if affixed := pattern.fullmatch(lowered):
+            return [
+                Token(stem(affixed.group(1)), "word", surface, start, end),
+                Token(marker, kind, surface, start, end),
+            ], 0
     scope = setting("UPSERT_SCOPE_WORDS").get(lowered)
     if scope:
         return [Token(scope, "scope", surface, start, end)], 0
