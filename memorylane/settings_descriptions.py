@@ -181,6 +181,8 @@ MEMORY_LANE: dict[str, dict[str, str]] = {
         'use Grafana")',
         "UPSERT_OMISSION_VERBS": 'verbs of leaving undone count as a negation: "skip the tests" ≡ "don\'t run '
         'the tests"',
+        "UPSERT_CLOSING_WORDS": "closing something off, as an act or a state, in either voice, is a negation: "
+        '"main is frozen for merges" ≡ "nobody merges to main"; "locked" against "open" is a flipped rule',
         "UPSERT_PRIVATIVE_WORDS": 'words that say "without" before a determiner, a negation: "PRs missing a '
         'ticket" ≡ "PRs without a ticket"',
         "UPSERT_PREFERENCE_VERBS": '"over" rejects what follows it after one of these verbs ("prefer X over Y")',

@@ -47,6 +47,8 @@ def is_verbal(items, item: int, item_tokens, tokens, *, any_kind: bool = False) 
         return True
     if previous in AUXILIARIES or previous in BE and word.endswith(("ed", "en", "ing")):
         return True
+    if word.endswith("ing") and _subject_in_ing(word, previous, next_word):
+        return False  # "engineering schedules it", "Testing takes an hour": a noun before its verb
     if word.endswith(("ing", "ed")) and len(word) > 4:
         return True
     if first_of_clause and (
@@ -80,6 +82,14 @@ def is_verbal(items, item: int, item_tokens, tokens, *, any_kind: bool = False) 
         tokens[n].kind == "contrast" for n in item_tokens.get(item, ())
     ) and "VERB" in parts_of_speech(word)
     return bool(after_thing and third_person and (next_word in PREPOSITIONS or next_strong or acting))
+
+
+def _subject_in_ing(word: str, previous: str, next_word: str) -> bool:
+    """A word in -ing English also has as a noun ("engineering", "testing"), opening its clause
+    or after "and", right before a verb in -s: the subject of that verb."""
+    opens = not previous or previous in ("and", "or", "but", "while")
+    verb_next = next_word.endswith("s") and not next_word.endswith(("ss", "us", "is"))
+    return opens and verb_next and "NOUN" in parts_of_speech(word) and "VERB" in parts_of_speech(next_word)
 
 
 RELATIVE_PRONOUNS = _words("that which who")

@@ -24,10 +24,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from memory.conf import setting
+from memory.services.upsert.lexicon import parts_of_speech
 from memory.services.upsert.parts import (
     ARTICLES,
     AUXILIARIES,
     BE,
+    OBJECTS,
     PREPOSITIONS,
     PRONOUNS,
     is_verbal,
@@ -101,6 +103,7 @@ def _settings_key() -> tuple:
             "UPSERT_SCOPE_WORDS",
             "UPSERT_REJECTION_WORDS",
             "UPSERT_OMISSION_VERBS",
+            "UPSERT_CLOSING_WORDS",
             "UPSERT_PRIVATIVE_WORDS",
             "UPSERT_KEEPING_VERBS",
             "UPSERT_CONDITION_PREPOSITIONS",
@@ -274,6 +277,7 @@ def _clauses(items: list[tuple[str, str, int]]) -> list[int]:
     for index, (group, word, _) in enumerate(items):
         if (
             group == "mark"
+            and not _opens_relative(items, index)
             or word in clause_words
             and not (word == "then" and index and items[index - 1][1] == "and")
             or word in ("and", "or")
@@ -284,6 +288,12 @@ def _clauses(items: list[tuple[str, str, int]]) -> list[int]:
     return result
 
 
+def _opens_relative(items, index: int) -> bool:
+    """Is the mark a comma before "which" or "who"? What follows says more of the thing before it
+    ("…holds the sellers' payouts, which are calculated in GBP"): the same clause."""
+    return items[index][1] == "," and index + 1 < len(items) and items[index + 1][1] in ("which", "who")
+
+
 def _starts_clause(items, index: int) -> bool:
     following = []
     for group, word, _ in items[index + 1 :]:
@@ -291,6 +301,9 @@ def _starts_clause(items, index: int) -> bool:
             break
         following.append(word)
     if following and following[0] in DETERMINERS:
+        return True
+    # "…and PMs review them", "…and engineering schedules it": a subject, its verb and its object.
+    if len(following) >= 3 and following[2] in OBJECTS and "VERB" in parts_of_speech(following[1]):
         return True
     return sum(word not in FUNCTION_WORDS for word in following) >= 3
 
@@ -388,6 +401,31 @@ def _positions(items, clause_of_item, at) -> tuple[tuple[float, ...], frozenset[
     return positions, frozenset(passive_clauses - with_agent)
 
 
+def _gerund_object(following, at, tokens, verbal) -> bool:
+    """Does a gerund open what follows a relation word, with a word read as a verb right after it
+    ("before running apply", "after calling publish")? That word is what the gerund acts on."""
+    return (
+        len(following) > 1
+        and verbal[following[0]]
+        and verbal[following[1]]
+        and tokens[following[0]].surface.lower().endswith("ing")
+        and at[following[1]] == at[following[0]] + 1
+    )
+
+
+def _compound_modifier(things, at, tokens) -> bool:
+    """Is the first thing a hyphenated compound of words right before another thing ("on-call SRE",
+    "long-running queries")? It qualifies that thing, the head of what the relation points at."""
+    surface = tokens[things[0]].surface if things else ""
+    return (
+        len(things) > 1
+        and "-" in surface
+        and surface.replace("-", "").isalpha()
+        and surface.islower()
+        and at[things[1]] == at[things[0]] + 1
+    )
+
+
 def _frames(items, clause_of_item, at, tokens, verbal, rejected) -> tuple[tuple, frozenset[str]]:
     """For each relation word, what it may point at in its clause — the first token after it and
     the first thing after it ("after uploading new assets" and "after new assets are uploaded"
@@ -409,7 +447,12 @@ def _frames(items, clause_of_item, at, tokens, verbal, rejected) -> tuple[tuple,
         if relation in ("to", "from") and (not following or verbal[following[0]]):
             continue
         things = [n for n in following if not verbal[n]]
-        targets = frozenset(tokens[n].key for n in following[:1] + things[:1])
+        if _gerund_object(following, at, tokens, verbal):
+            things.insert(0, following[1])  # "before running apply": the thing run, a verb's name or not
+        heads = things[:1]
+        if _compound_modifier(things, at, tokens):
+            heads = things[:2]  # "to the on-call SRE" points at the SRE too ("to the SRE on call")
+        targets = frozenset(tokens[n].key for n in following[:1] + heads)
         if index + 1 < len(items) and items[index + 1][1] in PRONOUNS:
             targets = frozenset()  # "until it is fixed": what "it" is, the clause does not say
         used.add(relation)

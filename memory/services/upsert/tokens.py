@@ -475,6 +475,10 @@ DETERMINERS = _words(
 )
 
 
+# After "just", these make it "only" ("just for lab access"); before a verb it is filler ("just run it").
+SCOPE_PREPOSITIONS = _words("for in on at to from with by during within")
+
+
 def _word_token(
     text, match, following, previous_word, contrast, synonym, silent
 ) -> tuple[list[Token] | None, int]:
@@ -511,6 +515,9 @@ def _word_token(
                 Token(stem(affixed.group(1)), "word", surface, start, end),
                 Token(marker, kind, surface, start, end),
             ], 0
+    if lowered == "just" and following and following[0].group().lower() in DETERMINERS | SCOPE_PREPOSITIONS:
+        # "just the staging env", "just for lab access": only
+        return [Token("only", "scope", surface, start, end)], 0
     scope = setting("UPSERT_SCOPE_WORDS").get(lowered)
     if scope:
         return [Token(scope, "scope", surface, start, end)], 0
@@ -520,8 +527,10 @@ def _word_token(
     # A rejection with its agent is an action read in the passive ("uploads are dropped by the
     # gateway" ≡ "the gateway drops uploads"), which the active voice does not count either.
     by_agent = bool(following) and following[0].group().lower() == "by"
-    if (lowered in word_setting("UPSERT_REJECTION_WORDS") and not by_agent) or (
-        lowered.isalpha() and stem(lowered) in _stems(word_setting("UPSERT_OMISSION_VERBS"))
+    if (
+        (lowered in word_setting("UPSERT_REJECTION_WORDS") and not by_agent)
+        or lowered in word_setting("UPSERT_CLOSING_WORDS")
+        or (lowered.isalpha() and stem(lowered) in _stems(word_setting("UPSERT_OMISSION_VERBS")))
     ):
         return [Token("not", "negation", surface, start, end)], 0
     # A number, with its unit attached ("5GB") or following ("5 GB", "30 seconds").

@@ -57,6 +57,9 @@ SAME_FACT = {
     "a negating prefix on a compound": [
         ("Never retry non-idempotent webhooks.", "Webhooks that are not idempotent must never be retried."),
     ],
+    "a relative clause after a comma says more of its thing": [
+        ("Refund receipts for Brazilian buyers are printed in BRL and archived in the br-receipts share.", "The br-receipts share archives Brazilian buyers' refund receipts, which are printed in BRL."),
+    ],
     "passive voice": [
         ("Trivy scans every base image.", "Every base image is scanned by Trivy."),
         ("The data team maintains the Airflow DAGs.", "The Airflow DAGs are maintained by the data team."),
@@ -65,6 +68,14 @@ SAME_FACT = {
 }  # fmt: skip
 
 CHANGED_FACT = {
+    "subjects exchanged across two coordinated clauses": (
+        "QA signs off the test plan and product owns it.",
+        "Product signs off the test plan and QA owns it.",
+    ),
+    "subjects exchanged, one a noun in -ing": (
+        "Legal drafts the launch email and marketing approves it.",
+        "Marketing drafts the launch email and legal approves it.",
+    ),
     "tools swapped": (
         "Use Caddy, not Traefik, for the edge proxy.",
         "Use Traefik, not Caddy, for the edge proxy.",

@@ -193,6 +193,30 @@ SAME = {
         "No deploys happen without a rollback plan.",
         "Every deploy needs a rollback plan.",
     ),
+    "a closed state is a prohibition": (
+        "Nobody edits the pricing table during the quarterly audit.",
+        "The pricing table is locked for edits during the quarterly audit.",
+    ),
+    "closing off, active and passive": (
+        "The WAF blocks uploads larger than 10 MB.",
+        "Uploads larger than 10 MB are blocked at the edge by the WAF.",
+    ),
+    "X alone is not enough ≡ not only X": (
+        "Verify release artifacts by checksum, not only by file name.",
+        "Release artifacts must be verified by checksum; the file name alone is never enough.",
+    ),
+    "just before a thing ≡ only": (
+        "Only the canary pool gets the nightly config push.",
+        "Just the canary pool gets the nightly config push.",
+    ),
+    "half an hour ≡ 30 minutes": (
+        "Acknowledge Sev2 pages within 30 minutes.",
+        "Sev2 pages must be acknowledged in under half an hour.",
+    ),
+    "a gerund after a relation word ≡ any": (
+        "Snapshots are required before any restore of the analytics cluster.",
+        "Always take a snapshot before running restore on the analytics cluster.",
+    ),
 }
 
 CHANGED = {
@@ -315,6 +339,30 @@ CHANGED = {
     "every against some": (
         "No deploys happen without a rollback plan.",
         "Some deploys need a rollback plan.",
+    ),
+    "a closed state against an open one": (
+        "The pricing table is locked for edits during the quarterly audit.",
+        "The pricing table is open for edits during the quarterly audit.",
+    ),
+    "blocking against non-blocking": (
+        "The ingest worker uses non-blocking reads from the queue.",
+        "The ingest worker uses blocking reads from the queue.",
+    ),
+    "X alone against X and Y": (
+        "Verify release artifacts by checksum alone.",
+        "Verify release artifacts by checksum and signature.",
+    ),
+    "just before a thing against every": (
+        "Just the canary pool gets the nightly config push.",
+        "Every pool gets the nightly config push.",
+    ),
+    "half an hour against an hour": (
+        "Acknowledge Sev2 pages within half an hour.",
+        "Acknowledge Sev2 pages within an hour.",
+    ),
+    "a gerund after a relation word, the relation exchanged": (
+        "Snapshots are required before any restore of the analytics cluster.",
+        "Snapshots are required after running restore on the analytics cluster.",
     ),
 }
 

@@ -292,6 +292,16 @@ def _qualified(reading: Reading, dropped: set[str], reworded: set[str], quantify
     """Does ``reading`` qualify what the other side says "all" of ("admin actions", "signed
     images" / "all actions", "every image")? When the quantified words are found in ``reading``:
     a word only it has, just before them; when they are not: any dropped thing or qualifier."""
+    # A gerund after a relation word is the action done to the thing, not a kind of it: "before
+    # [running] upgrade" ≡ "before any upgrade".
+    relations = {stem(str(word)) for word in setting("UPSERT_RELATIONS")}
+    actions = {
+        word
+        for word in dropped | reworded
+        if _gerund(reading, word)
+        and any((relation, word) in found for found in reading.preceding.values() for relation in relations)
+    }
+    dropped, reworded = dropped - actions, reworded - actions
     heads = {
         key
         for (kind, _), words in zip(quantifying.quantifiers, quantifying.quantified, strict=True)
@@ -313,6 +323,14 @@ def _qualified(reading: Reading, dropped: set[str], reworded: set[str], quantify
         if kind == "all" and before
         for key in words
         for word in dropped | reworded
+    )
+
+
+def _gerund(reading: Reading, key: str) -> bool:
+    """Is the word of ``key`` written as a verb's form in -ing ("running", "deploying")?"""
+    return any(
+        t.key == key and t.surface.lower().endswith("ing") and "VERB" in parts_of_speech(t.surface)
+        for t in reading.tokens
     )
 
 
