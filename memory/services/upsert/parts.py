@@ -34,6 +34,8 @@ def is_verbal(items, item: int, item_tokens, tokens, *, any_kind: bool = False) 
     previous = items[item - 1][1] if item and items[item - 1][0] == "word" else ""
     following = items[item + 1] if item + 1 < len(items) else ("mark", "", 0)
     first_of_clause = not previous
+    if previous and any(tokens[n].surface[:1].isupper() for n in item_tokens.get(item, ())):
+        return False  # a name mid-sentence, even one the synonyms made a word: "written to Postgres, which…"
     if _after_relative_pronoun(items, item, word):
         return True  # "API keys that live for a long time", "hosts which serve one tenant"
     if previous in DETERMINERS and previous not in ("it", "they", "we", "you", "he", "she", "i"):
@@ -53,7 +55,7 @@ def is_verbal(items, item: int, item_tokens, tokens, *, any_kind: bool = False) 
         return True
     if first_of_clause and (
         next_word in DETERMINERS | PARTICLES | PREPOSITIONS | OBJECTS
-        or (next_word.endswith("ing") and len(next_word) > 4)
+        or (next_word.endswith("ing") and len(next_word) > 4 and _may_be_verb(word))
     ):
         return True  # an imperative: "drain the node", "migrate from MySQL", "revert using…"
     if (
@@ -87,9 +89,16 @@ def is_verbal(items, item: int, item_tokens, tokens, *, any_kind: bool = False) 
 def _subject_in_ing(word: str, previous: str, next_word: str) -> bool:
     """A word in -ing English also has as a noun ("engineering", "testing"), opening its clause
     or after "and", right before a verb in -s: the subject of that verb."""
-    opens = not previous or previous in ("and", "or", "but", "while")
+    # Opening its clause, or after a noun that qualifies it ("data engineering owns…").
+    opens = not previous or previous in ("and", "or", "but", "while") or not _may_be_verb(previous)
     verb_next = next_word.endswith("s") and not next_word.endswith(("ss", "us", "is"))
     return opens and verb_next and "NOUN" in parts_of_speech(word) and "VERB" in parts_of_speech(next_word)
+
+
+def _may_be_verb(word: str) -> bool:
+    """Can English use the word as a verb? Unknown words may; "data" cannot."""
+    tags = parts_of_speech(word)
+    return not tags or "VERB" in tags
 
 
 RELATIVE_PRONOUNS = _words("that which who")
@@ -98,10 +107,14 @@ RELATIVE_PRONOUNS = _words("that which who")
 def _after_relative_pronoun(items, item: int, word: str) -> bool:
     """A verb right after a relative pronoun that follows a noun: "keys that live", "the team who
     owns it" ("deploy that build": "that" after a verb is a determiner)."""
-    if item < 2 or items[item - 1][1] not in RELATIVE_PRONOUNS or items[item - 2][0] != "word":
+    before = item - 2
+    if before >= 1 and items[before][1] == ",":
+        before -= 1  # "…to Postgres, which replicates them"
+    if item < 2 or items[item - 1][1] not in RELATIVE_PRONOUNS or items[before][0] != "word":
         return False
-    noun = items[item - 2][1]
-    return "NOUN" in parts_of_speech(noun) and "VERB" in parts_of_speech(word)
+    noun = items[before][1]
+    noun_tags = parts_of_speech(noun)
+    return (not noun_tags or "NOUN" in noun_tags) and _may_be_verb(word)
 
 
 PREDICATE_VERBS = _words("stay stays stayed remain remains remained become becomes became keep keeps kept")

@@ -70,7 +70,8 @@ class Reading:
     position: tuple[float, ...]  # per token, within its clause (a passive agent first)
     agentless: frozenset[int]  # passive clauses with no "by" ("TLS is terminated at the gateway")
     negations: int
-    frames: tuple[tuple[str, frozenset[str], str], ...]  # (relation, keys it may point at, role)
+    # (relation, keys it may point at, role, the verb before it in its clause or "")
+    frames: tuple[tuple[str, frozenset[str], str, str], ...]
     quantifiers: tuple[tuple[str, str], ...]  # (kind: all or some, as written)
     quantified: tuple[frozenset[str], ...]  # per quantifier: the stems of the words it quantifies
     modifiers: dict[str, frozenset[str]]  # a word's stem → the stems of the words just before it
@@ -456,5 +457,7 @@ def _frames(items, clause_of_item, at, tokens, verbal, rejected) -> tuple[tuple,
         if index + 1 < len(items) and items[index + 1][1] in PRONOUNS:
             targets = frozenset()  # "until it is fixed": what "it" is, the clause does not say
         used.add(relation)
-        frames.append((relation, targets, "-" if index in rejected else "+"))
+        verbs = [n for n in in_clause.get(clause_of_item[index], ()) if at[n] < index and verbal[n]]
+        head = tokens[verbs[-1]].key if verbs else ""
+        frames.append((relation, targets, "-" if index in rejected else "+", head))
     return tuple(frames), frozenset(used)

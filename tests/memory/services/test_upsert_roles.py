@@ -72,6 +72,14 @@ CHANGED_FACT = {
         "QA signs off the test plan and product owns it.",
         "Product signs off the test plan and QA owns it.",
     ),
+    "one relation after two verbs, its things trading verbs": (
+        "Invoices are exported to NetSuite, which syncs them to the data lake.",
+        "Invoices are exported to the data lake, which syncs them to NetSuite.",
+    ),
+    "owners exchanged and reworded": (
+        "The payments team owns the ledger service; data engineering owns the billing exports.",
+        "Data engineering is responsible for the ledger service, while the billing exports belong to the payments team.",
+    ),
     "subjects exchanged, one a noun in -ing": (
         "Legal drafts the launch email and marketing approves it.",
         "Marketing drafts the launch email and legal approves it.",

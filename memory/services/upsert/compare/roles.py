@@ -26,6 +26,8 @@ def compare_roles(old: Reading, new: Reading, result: Comparison) -> None:
     # What each relation word points at: "migrations before deploy" and "deploy before
     # migrations" differ; "before they are opened" (nothing to point at) is not compared.
     unmatched_old, unmatched_new = _unmatched_frames(old, new)
+    if not (unmatched_old and unmatched_new):
+        unmatched_old, unmatched_new = _moved_between_verbs(old, new)
     if unmatched_old and unmatched_new:
         result.changes.append(
             Change(
@@ -59,7 +61,7 @@ def _unmatched_frames(old: Reading, new: Reading) -> tuple[list[tuple[str, str]]
     new_frames = [f for f in new.frames if f[0] in shared and f[1]]
     left = list(new_frames)
     unmatched_old = []
-    for relation, targets, role in old_frames:
+    for relation, targets, role, _ in old_frames:
         match = next((f for f in left if f[0] == relation and f[1] & targets and f[2] == role), None)
         # The relation used once on each side, to the same thing, under another polarity role: a
         # polarity question (answered by the negations), not another order.
@@ -70,7 +72,26 @@ def _unmatched_frames(old: Reading, new: Reading) -> tuple[list[tuple[str, str]]
             unmatched_old.append((relation, min(targets)))
         else:
             left.remove(match)
-    return unmatched_old, [(relation, min(targets)) for relation, targets, _ in left]
+    return unmatched_old, [(relation, min(targets)) for relation, targets, _, _ in left]
+
+
+def _moved_between_verbs(old: Reading, new: Reading) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """A relation used after the same two verbs on both sides, whose things trade verbs: "written
+    to Postgres, which replicates them to the warehouse" → "written to the warehouse, which
+    replicates them to Postgres"."""
+    moved_old, moved_new = [], []
+    for relation in sorted(old.relations & new.relations):
+        old_frames = [f for f in old.frames if f[0] == relation and f[1] and f[3]]
+        new_frames = [f for f in new.frames if f[0] == relation and f[1] and f[3]]
+        heads = Counter(f[3] for f in old_frames)
+        if len(heads) < 2 or heads != Counter(f[3] for f in new_frames):
+            continue
+        for _, targets, _, head in old_frames:
+            elsewhere = [f for f in new_frames if f[1] & targets]
+            if elsewhere and all(f[3] != head for f in elsewhere):
+                moved_old.append((relation, min(targets)))
+                moved_new.append((relation, min(elsewhere[0][1])))
+    return moved_old, moved_new
 
 
 def _things(reading: Reading) -> dict[str, list[int]]:
