@@ -47,6 +47,8 @@ def is_verbal(items, item: int, item_tokens, tokens, *, any_kind: bool = False) 
         return not (before_thing and may_qualify(word))
     if word in PARTICLES:
         return True
+    if previous == "to" and not _may_be_verb(word):
+        return False  # "belongs to designers": a thing after a preposition, not an infinitive
     if previous in AUXILIARIES or previous in BE and word.endswith(("ed", "en", "ing")):
         return True
     if word.endswith("ing") and _subject_in_ing(word, previous, next_word):

@@ -415,14 +415,14 @@ def _gerund_object(following, at, tokens, verbal) -> bool:
 
 
 def _compound_modifier(things, at, tokens) -> bool:
-    """Is the first thing a hyphenated compound of words right before another thing ("on-call SRE",
-    "long-running queries")? It qualifies that thing, the head of what the relation points at."""
-    surface = tokens[things[0]].surface if things else ""
+    """Is the first thing a hyphenated compound of words ("on-call SRE", "long-running queries") or
+    a name ("Google BigQuery") right before another thing? It qualifies that thing, the head of what
+    the relation points at."""
+    first = tokens[things[0]] if things else None
+    compound = first is not None and "-" in first.surface and first.surface.replace("-", "").isalpha()
     return (
         len(things) > 1
-        and "-" in surface
-        and surface.replace("-", "").isalpha()
-        and surface.islower()
+        and (compound and first.surface.islower() or first.kind == "name" and tokens[things[1]].strong)
         and at[things[1]] == at[things[0]] + 1
     )
 

@@ -143,6 +143,7 @@ FUNCTION_WORDS = _words(
     through around across along within behind beside between among toward towards upon against
     during via while whereas although though because since whenever instead there
     which who whom whose what when where why how all any each every some such both either
+    whoever whichever whatever
     one's own same other another more most much many few lot lots
     please note remember make sure ensure keep ok okay well actually basically
     get gets got getting let lets let's via per

@@ -80,6 +80,10 @@ CHANGED_FACT = {
         "The payments team owns the ledger service; data engineering owns the billing exports.",
         "Data engineering is responsible for the ledger service, while the billing exports belong to the payments team.",
     ),
+    'owners exchanged, one after "belongs to"': (
+        "Writers own the onboarding emails, and support owns the help-center articles.",
+        "Help-center articles belong to writers, while support is responsible for the onboarding emails.",
+    ),
     "subjects exchanged, one a noun in -ing": (
         "Legal drafts the launch email and marketing approves it.",
         "Marketing drafts the launch email and legal approves it.",

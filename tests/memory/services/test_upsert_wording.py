@@ -205,6 +205,14 @@ SAME = {
         "Verify release artifacts by checksum, not only by file name.",
         "Release artifacts must be verified by checksum; the file name alone is never enough.",
     ),
+    "a maker's name dropped before its product": (
+        "Ship the nightly exports to the Google BigQuery dataset ops_daily.",
+        "The nightly exports go to the BigQuery dataset ops_daily.",
+    ),
+    "a compound said in its words": (
+        "The on-call engineer signs off every hotfix deploy.",
+        "Every hotfix deploy is signed off by whoever is on call.",
+    ),
     "just before a thing ≡ only": (
         "Only the canary pool gets the nightly config push.",
         "Just the canary pool gets the nightly config push.",
@@ -351,6 +359,10 @@ CHANGED = {
     "X alone against X and Y": (
         "Verify release artifacts by checksum alone.",
         "Verify release artifacts by checksum and signature.",
+    ),
+    "a product replaced behind the same maker": (
+        "Ship the nightly exports to the Google BigQuery dataset ops_daily.",
+        "Ship the nightly exports to the Google Bigtable dataset ops_daily.",
     ),
     "just before a thing against every": (
         "Just the canary pool gets the nightly config push.",

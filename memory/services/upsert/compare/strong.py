@@ -26,6 +26,12 @@ def compare_strong(
     # "~/.gradle/caches", "the Terraform state" / "terraform.tfstate").
     removed -= _inside_paths(old, removed, new)
     added -= _inside_paths(new, added, old)
+    # A maker's name before a product's both sides name, with nothing in its place: "the Amazon S3
+    # bucket" / "the S3 bucket", "HashiCorp Vault" / "Vault".
+    if not added:
+        removed -= _maker_names(old, removed, new)
+    if not removed:
+        added -= _maker_names(new, added, old)
     # A compound of words said around one of its words, with nothing strong in its place on the
     # other side: "long-running transactions" / "transactions held open for long".
     if not added:
@@ -152,6 +158,21 @@ def _inside_paths(reading: Reading, keys: set[str], other: Reading) -> set[str]:
         for part in (word, stem(word))
     }
     return {t.key for t in reading.tokens if t.key in keys and t.kind == "name" and t.key in parts}
+
+
+def _maker_names(reading: Reading, keys: set[str], other: Reading) -> set[str]:
+    """Keys of ``reading`` written as a name right before another strong token that ``other`` names
+    too ("Amazon S3", "Google BigQuery")."""
+    other_keys = {t.key for t in other.tokens}
+    return {
+        token.key
+        for token, following in zip(reading.tokens, reading.tokens[1:], strict=False)
+        if token.key in keys
+        and token.kind in ("name", "identifier")
+        and following.strong
+        and following.key in other_keys
+        and following.start - token.end <= 1
+    }
 
 
 def _reworded_compounds(reading: Reading, keys: set[str], other: Reading) -> set[str]:

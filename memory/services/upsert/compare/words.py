@@ -48,8 +48,8 @@ def compare_words(
     kinds = ("word", "contrast")
     old_keys = {stem(t.key) if t.kind == "contrast" else t.key for t in old.tokens if t.kind in kinds}
     new_keys = {stem(t.key) if t.kind == "contrast" else t.key for t in new.tokens if t.kind in kinds}
-    removed = old_keys - new_keys - {t.key for t in new.tokens} - explained_old
-    added = new_keys - old_keys - {t.key for t in old.tokens} - explained_new
+    removed = old_keys - new_keys - {t.key for t in new.tokens} - explained_old - _compound_parts(new)
+    added = new_keys - old_keys - {t.key for t in old.tokens} - explained_new - _compound_parts(old)
     # An abbreviation and its word ("var" / "variable", "auth" / "authentication").
     short = {
         a for a in removed | added for b in removed | added if a != b and len(a) >= 3 and b.startswith(a)
@@ -324,6 +324,17 @@ def _qualified(reading: Reading, dropped: set[str], reworded: set[str], quantify
         for key in words
         for word in dropped | reworded
     )
+
+
+def _compound_parts(reading: Reading) -> set[str]:
+    """The words of the hyphenated compounds of ``reading``: said apart on the other side they are
+    the compound reworded ("the on-call engineer" / "whoever is on call")."""
+    return {
+        stem(part)
+        for t in reading.tokens
+        if "-" in t.surface and t.surface.replace("-", "").isalpha()
+        for part in t.surface.lower().split("-")
+    }
 
 
 def _gerund(reading: Reading, key: str) -> bool:
