@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from memory.models import Memory, Source
+from memory.models import Memory, Session, Source
 from tests.integrations.fake_model import fake_model
 from tests.integrations.standalone import SYSTEM_PATH, clean_env, memlane
-from tests.workers import ROOT
+from tests.workers import ROOT, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -108,3 +108,11 @@ def test_a_newcomer_installs_the_client_harvests_and_gets_the_lesson_back_in_cla
     assert not answer["is_error"] and answer["permission_denials"] == []
     assert LESSON in model.texts()[0], "the harvested lesson is not in the session context"
     assert "TOOL RESULT" in answer["result"] and "make test-payments" in answer["result"]
+
+    # The session ends after the process exits (the SessionEnd hook uploads and ends it in the
+    # background): it reaches the server, and nothing is still writing when the test's data goes.
+    wait_for(
+        lambda: Session.objects.filter(external_id=answer["session_id"], ended_at__isnull=False).first(),
+        timeout=240,
+        what="the session's end",
+    )
