@@ -598,6 +598,9 @@ MEMORY_LANE: dict = {
         "excluding": "except",
         "besides": "except",
     },
+    # Words that narrow a rule only before a thing — a determiner or a preposition — and are filler before a
+    # verb: "just the staging env" ≡ "only the staging env", "just run it" ≡ "run it".
+    "UPSERT_SCOPE_WORDS_BEFORE_THINGS": {"just": "only"},
     # Quantifiers (the word → its kind). "every service" ≡ "services"; "all teams" vs "some teams", or "all
     # actions" vs "admin actions", is a changed scope.
     "UPSERT_QUANTIFIERS": {

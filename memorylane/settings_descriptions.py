@@ -181,6 +181,8 @@ MEMORY_LANE: dict[str, dict[str, str]] = {
         'use Grafana")',
         "UPSERT_OMISSION_VERBS": 'verbs of leaving undone count as a negation: "skip the tests" ≡ "don\'t run '
         'the tests"',
+        "UPSERT_SCOPE_WORDS_BEFORE_THINGS": "words that narrow a rule only before a determiner or a preposition "
+        '("just the staging env" ≡ "only the staging env"), filler before a verb ("just run it")',
         "UPSERT_CLOSING_WORDS": "closing something off, as an act or a state, in either voice, is a negation: "
         '"main is frozen for merges" ≡ "nobody merges to main"; "locked" against "open" is a flipped rule',
         "UPSERT_PRIVATIVE_WORDS": 'words that say "without" before a determiner, a negation: "PRs missing a '

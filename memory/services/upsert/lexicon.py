@@ -37,6 +37,12 @@ def base_verb(word: str) -> bool:
     return word.lower() in _lemmas(word).get("VERB", ())
 
 
+def may_be_verb(word: str) -> bool:
+    """Can English use the word as a verb? Unknown words may; "data" and "designers" cannot."""
+    tags = parts_of_speech(word)
+    return not tags or "VERB" in tags
+
+
 def never_a_thing(word: str) -> bool:
     """A known word that can only be a verb or an adverb, whatever its place. Not a form in -ing,
     which English also uses as a noun ("billing", "shipping"), and not an adjective, which names a

@@ -4,7 +4,7 @@ and its ending, with a maintained lexicon's veto (``lexicon``); no tagger."""
 
 from __future__ import annotations
 
-from memory.services.upsert.lexicon import base_verb, may_qualify, never_a_thing, parts_of_speech
+from memory.services.upsert.lexicon import base_verb, may_be_verb, may_qualify, never_a_thing, parts_of_speech
 from memory.services.upsert.tokens import DETERMINERS, FUNCTION_WORDS, _words, word_setting
 
 AUXILIARIES = _words(
@@ -47,7 +47,7 @@ def is_verbal(items, item: int, item_tokens, tokens, *, any_kind: bool = False) 
         return not (before_thing and may_qualify(word))
     if word in PARTICLES:
         return True
-    if previous == "to" and not _may_be_verb(word):
+    if previous == "to" and not may_be_verb(word):
         return False  # "belongs to designers": a thing after a preposition, not an infinitive
     if previous in AUXILIARIES or previous in BE and word.endswith(("ed", "en", "ing")):
         return True
@@ -57,7 +57,7 @@ def is_verbal(items, item: int, item_tokens, tokens, *, any_kind: bool = False) 
         return True
     if first_of_clause and (
         next_word in DETERMINERS | PARTICLES | PREPOSITIONS | OBJECTS
-        or (next_word.endswith("ing") and len(next_word) > 4 and _may_be_verb(word))
+        or (next_word.endswith("ing") and len(next_word) > 4 and may_be_verb(word))
     ):
         return True  # an imperative: "drain the node", "migrate from MySQL", "revert using…"
     if (
@@ -92,15 +92,9 @@ def _subject_in_ing(word: str, previous: str, next_word: str) -> bool:
     """A word in -ing English also has as a noun ("engineering", "testing"), opening its clause
     or after "and", right before a verb in -s: the subject of that verb."""
     # Opening its clause, or after a noun that qualifies it ("data engineering owns…").
-    opens = not previous or previous in ("and", "or", "but", "while") or not _may_be_verb(previous)
+    opens = not previous or previous in ("and", "or", "but", "while") or not may_be_verb(previous)
     verb_next = next_word.endswith("s") and not next_word.endswith(("ss", "us", "is"))
     return opens and verb_next and "NOUN" in parts_of_speech(word) and "VERB" in parts_of_speech(next_word)
-
-
-def _may_be_verb(word: str) -> bool:
-    """Can English use the word as a verb? Unknown words may; "data" cannot."""
-    tags = parts_of_speech(word)
-    return not tags or "VERB" in tags
 
 
 RELATIVE_PRONOUNS = _words("that which who")
@@ -116,7 +110,7 @@ def _after_relative_pronoun(items, item: int, word: str) -> bool:
         return False
     noun = items[before][1]
     noun_tags = parts_of_speech(noun)
-    return (not noun_tags or "NOUN" in noun_tags) and _may_be_verb(word)
+    return (not noun_tags or "NOUN" in noun_tags) and may_be_verb(word)
 
 
 PREDICATE_VERBS = _words("stay stays stayed remain remains remained become becomes became keep keeps kept")

@@ -22,6 +22,7 @@ import unicodedata
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
 from memory.conf import setting
 from memory.services.upsert.lexicon import parts_of_speech
@@ -55,6 +56,15 @@ ITEM_RE = re.compile(
 CONDITIONS = _words("after if when once with via through upon following")
 
 
+class Frame(NamedTuple):
+    """What a relation word points at in its clause."""
+
+    relation: str
+    targets: frozenset[str]  # the keys it may point at
+    role: str  # "+" preferred, "-" in a rejected span
+    verb: str  # the verb before it in its clause, or ""
+
+
 @dataclass(frozen=True)
 class Reading:
     tokens: tuple[Token, ...]
@@ -70,8 +80,7 @@ class Reading:
     position: tuple[float, ...]  # per token, within its clause (a passive agent first)
     agentless: frozenset[int]  # passive clauses with no "by" ("TLS is terminated at the gateway")
     negations: int
-    # (relation, keys it may point at, role, the verb before it in its clause or "")
-    frames: tuple[tuple[str, frozenset[str], str, str], ...]
+    frames: tuple[Frame, ...]
     quantifiers: tuple[tuple[str, str], ...]  # (kind: all or some, as written)
     quantified: tuple[frozenset[str], ...]  # per quantifier: the stems of the words it quantifies
     modifiers: dict[str, frozenset[str]]  # a word's stem → the stems of the words just before it
@@ -102,6 +111,7 @@ def _settings_key() -> tuple:
             "UPSERT_MODAL_WORDS",
             "UPSERT_LIGHT_VERBS",
             "UPSERT_SCOPE_WORDS",
+            "UPSERT_SCOPE_WORDS_BEFORE_THINGS",
             "UPSERT_REJECTION_WORDS",
             "UPSERT_OMISSION_VERBS",
             "UPSERT_CLOSING_WORDS",
@@ -427,7 +437,7 @@ def _compound_modifier(things, at, tokens) -> bool:
     )
 
 
-def _frames(items, clause_of_item, at, tokens, verbal, rejected) -> tuple[tuple, frozenset[str]]:
+def _frames(items, clause_of_item, at, tokens, verbal, rejected) -> tuple[tuple[Frame, ...], frozenset[str]]:
     """For each relation word, what it may point at in its clause — the first token after it and
     the first thing after it ("after uploading new assets" and "after new assets are uploaded"
     both point at the assets) — and whether it stands in a rejected span: "from us-east to
@@ -458,6 +468,9 @@ def _frames(items, clause_of_item, at, tokens, verbal, rejected) -> tuple[tuple,
             targets = frozenset()  # "until it is fixed": what "it" is, the clause does not say
         used.add(relation)
         verbs = [n for n in in_clause.get(clause_of_item[index], ()) if at[n] < index and verbal[n]]
-        head = tokens[verbs[-1]].key if verbs else ""
-        frames.append((relation, targets, "-" if index in rejected else "+", head))
+        frames.append(
+            Frame(
+                relation, targets, "-" if index in rejected else "+", tokens[verbs[-1]].key if verbs else ""
+            )
+        )
     return tuple(frames), frozenset(used)

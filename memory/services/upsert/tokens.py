@@ -476,7 +476,7 @@ DETERMINERS = _words(
 )
 
 
-# After "just", these make it "only" ("just for lab access"); before a verb it is filler ("just run it").
+# After a word of UPSERT_SCOPE_WORDS_BEFORE_THINGS, these make it a scope ("just for lab access").
 SCOPE_PREPOSITIONS = _words("for in on at to from with by during within")
 
 
@@ -516,10 +516,9 @@ def _word_token(
                 Token(stem(affixed.group(1)), "word", surface, start, end),
                 Token(marker, kind, surface, start, end),
             ], 0
-    if lowered == "just" and following and following[0].group().lower() in DETERMINERS | SCOPE_PREPOSITIONS:
-        # "just the staging env", "just for lab access": only
-        return [Token("only", "scope", surface, start, end)], 0
     scope = setting("UPSERT_SCOPE_WORDS").get(lowered)
+    if not scope and following and following[0].group().lower() in DETERMINERS | SCOPE_PREPOSITIONS:
+        scope = setting("UPSERT_SCOPE_WORDS_BEFORE_THINGS").get(lowered)
     if scope:
         return [Token(scope, "scope", surface, start, end)], 0
     privative = lowered in word_setting("UPSERT_PRIVATIVE_WORDS")

@@ -57,22 +57,29 @@ def _unmatched_frames(old: Reading, new: Reading) -> tuple[list[tuple[str, str]]
     """The frames of relations both texts use that find no frame of the other pointing at the
     same thing in the same role."""
     shared = old.relations & new.relations
-    old_frames = [f for f in old.frames if f[0] in shared and f[1]]
-    new_frames = [f for f in new.frames if f[0] in shared and f[1]]
+    old_frames = [f for f in old.frames if f.relation in shared and f.targets]
+    new_frames = [f for f in new.frames if f.relation in shared and f.targets]
     left = list(new_frames)
     unmatched_old = []
-    for relation, targets, role, _ in old_frames:
-        match = next((f for f in left if f[0] == relation and f[1] & targets and f[2] == role), None)
+    for frame in old_frames:
+        relation, targets = frame.relation, frame.targets
+        match = next(
+            (f for f in left if f.relation == relation and f.targets & targets and f.role == frame.role), None
+        )
         # The relation used once on each side, to the same thing, under another polarity role: a
         # polarity question (answered by the negations), not another order.
-        once = sum(f[0] == relation for f in old_frames) == sum(f[0] == relation for f in new_frames) == 1
+        once = (
+            sum(f.relation == relation for f in old_frames)
+            == sum(f.relation == relation for f in new_frames)
+            == 1
+        )
         if match is None and once:
-            match = next((f for f in left if f[0] == relation and f[1] & targets), None)
+            match = next((f for f in left if f.relation == relation and f.targets & targets), None)
         if match is None:
             unmatched_old.append((relation, min(targets)))
         else:
             left.remove(match)
-    return unmatched_old, [(relation, min(targets)) for relation, targets, _, _ in left]
+    return unmatched_old, [(f.relation, min(f.targets)) for f in left]
 
 
 def _moved_between_verbs(old: Reading, new: Reading) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
@@ -81,16 +88,16 @@ def _moved_between_verbs(old: Reading, new: Reading) -> tuple[list[tuple[str, st
     replicates them to Postgres"."""
     moved_old, moved_new = [], []
     for relation in sorted(old.relations & new.relations):
-        old_frames = [f for f in old.frames if f[0] == relation and f[1] and f[3]]
-        new_frames = [f for f in new.frames if f[0] == relation and f[1] and f[3]]
-        heads = Counter(f[3] for f in old_frames)
-        if len(heads) < 2 or heads != Counter(f[3] for f in new_frames):
+        old_frames = [f for f in old.frames if f.relation == relation and f.targets and f.verb]
+        new_frames = [f for f in new.frames if f.relation == relation and f.targets and f.verb]
+        verbs = Counter(f.verb for f in old_frames)
+        if len(verbs) < 2 or verbs != Counter(f.verb for f in new_frames):
             continue
-        for _, targets, _, head in old_frames:
-            elsewhere = [f for f in new_frames if f[1] & targets]
-            if elsewhere and all(f[3] != head for f in elsewhere):
-                moved_old.append((relation, min(targets)))
-                moved_new.append((relation, min(elsewhere[0][1])))
+        for frame in old_frames:
+            elsewhere = [f for f in new_frames if f.targets & frame.targets]
+            if elsewhere and all(f.verb != frame.verb for f in elsewhere):
+                moved_old.append((relation, min(frame.targets)))
+                moved_new.append((relation, min(elsewhere[0].targets)))
     return moved_old, moved_new
 
 
