@@ -1761,6 +1761,193 @@ STOP51_OWN_LOOKALIKES = [
     "the Firebase web apiKey AIza1iAYyFFtEQlNKGX2iGzOLSWmMBE4jOir4VR in firebaseConfig is public by design",
 ]
 
+
+# Stop 55, my own rows, for the families of the frozen test split's misses (read to name their families,
+# never copied): a value after a credential word with words or another language's verb between them, a
+# UUID named as a key or token, an assignment whose value holds a slash, a label whose qualifier names an
+# id or a key type, a tool's login given an id and then a key, a key after its variable's name in brackets,
+# a snake_case credential name followed by its value, and a trailing note that says a key is public.
+STOP55_SECRET_ROWS = [
+    (
+        "paystack_secret_key",
+        "f8mjVt1fVltfw6U793QEIyyG",
+        "Paystack ka secret key abhi bhi f8mjVt1fVltfw6U793QEIyyG hai, kal rotate karenge.",
+    ),
+    (
+        "sentry_auth_token",
+        "zuU8BIXOcOqc9oGTaKD1odyo",
+        "Il token di accesso per il progetto Sentry è zuU8BIXOcOqc9oGTaKD1odyo e scade a marzo.",
+    ),
+    (
+        "plausible_api_key",
+        "fGPVBmoWnAktv1ag07AtuxNmpD",
+        "Le jeton d'API Plausible, c'est fGPVBmoWnAktv1ag07AtuxNmpD — ne le colle pas dans le ticket.",
+    ),
+    (
+        "gitlab_runner_token",
+        "l1kotJkCntOi0STA0ELMVgz0",
+        "Token akses runner GitLab kita adalah l1kotJkCntOi0STA0ELMVgz0, jangan dibagikan.",
+    ),
+    ("wifi_psk", "Kiesel-Fuchs!4821", "Netzwerkschlüssel für das Lager-WLAN: Kiesel-Fuchs!4821"),
+    (
+        "mailjet_api_key",
+        "Q5fqd0SSqturifMAYCFFeEqJwhro",
+        "Klucz API do Mailjeta to Q5fqd0SSqturifMAYCFFeEqJwhro, trzymamy go tylko w sejfie.",
+    ),
+    (
+        "deploy_key_prose",
+        "zJBELlOrdpZOUw1AuTwJ5OacwTQmFu",
+        "The deploy key we keep using until Vault is wired up is zJBELlOrdpZOUw1AuTwJ5OacwTQmFu.",
+    ),
+    (
+        "password_prose_en",
+        "Harbor!Wind2024",
+        "The SFTP login for the vendor drop is still partner / Harbor!Wind2024 until they move to keys.",
+    ),
+    (
+        "heroku_api_key",
+        "14e4a577-3fc3-4ee9-882a-d24db122ad58",
+        "Heroku API key for the review-app bot: 14e4a577-3fc3-4ee9-882a-d24db122ad58",
+    ),
+    (
+        "statuspage_api_key",
+        "f25b7d4c-32b0-49d7-a099-1a6f8c71db38",
+        "The Statuspage API key is f25b7d4c-32b0-49d7-a099-1a6f8c71db38 (org-wide, full access).",
+    ),
+    (
+        "currents_record_key",
+        "e5137101-a15f-4a5b-92f6-1001bf83e23e",
+        "npx currents run --record --key e5137101-a15f-4a5b-92f6-1001bf83e23e --ci-build-id $GITHUB_RUN_ID",
+    ),
+    (
+        "honeybadger_api_key",
+        "41eaee3f-226a-46a2-94c7-cff24dfeb0d7",
+        '{"environment": "production", "apiSecret": "41eaee3f-226a-46a2-94c7-cff24dfeb0d7"}',
+    ),
+    (
+        "django_secret_key",
+        "q8%z/t!m2@x/f#k9^w&r*v(p)l_s+n=c4$b",
+        "DJANGO_SECRET_KEY: 'q8%z/t!m2@x/f#k9^w&r*v(p)l_s+n=c4$b'",
+    ),
+    (
+        "nextauth_secret",
+        "LzL+s1V9KmlXDBqMcGYWni1doOmyB/ZjnNxE8lDSFec=",
+        "NEXTAUTH_SECRET=LzL+s1V9KmlXDBqMcGYWni1doOmyB/ZjnNxE8lDSFec=",
+    ),
+    (
+        "password_prose_de",
+        "Tannen!Zapfen-93",
+        "Passwort für den Build-User (ID 4711) im Jenkins: Tannen!Zapfen-93",
+    ),
+    (
+        "ssh_key_passphrase",
+        "ember-willow-canyon-orbit-12",
+        "Passphrase for the SSH deploy key of the docs host: ember-willow-canyon-orbit-12",
+    ),
+    (
+        "b2_application_key",
+        "K005KEN8XnYBbxCrfBwBJz30ued1WiBj",
+        "./b2 authorize_account 647853c631e71586bfe2f375e K005KEN8XnYBbxCrfBwBJz30ued1WiBj",
+    ),
+    (
+        "anyscale_api_key",
+        "18b12d70e21bd0d7844982cf0a33192752fe802c24fc1ad32123f996c054afbf",
+        "Anyscale key (ANYSCALE_API_KEY) for the batch jobs: 18b12d70e21bd0d7844982cf0a33192752fe802c24fc1ad32123f996c054afbf",
+    ),
+    (
+        "ethereum_private_key",
+        "048fa31ae988f3b7334a0ec5d382701b0df1a6776bfa20bc709990c8249b9a42",
+        "Der private Schlüssel des Faucet-Wallets (ohne 0x) lautet 048fa31ae988f3b7334a0ec5d382701b0df1a6776bfa20bc709990c8249b9a42.",
+    ),
+    (
+        "bugsnag_api_key",
+        "903e4c94be97dc88fd18c3983a6b599a",
+        "BUGSNAG_API_KEY (notifier scope) = 903e4c94be97dc88fd18c3983a6b599a",
+    ),
+    (
+        "vault_unseal_key",
+        "KxCUdfhtdIXeNMG3ISr8DPLgsDRx3zfCljHIR8J1hbU=",
+        "Unseal Key 3: KxCUdfhtdIXeNMG3ISr8DPLgsDRx3zfCljHIR8J1hbU=",
+    ),
+    (
+        "pgpass_line",
+        "Q7v#Lm2!xR9p",
+        "Added to ~/.pgpass: warehouse.internal:6432:events:etl_writer:Q7v#Lm2!xR9p",
+    ),
+    (
+        "borg_passphrase",
+        "Lx9#vQ2mRt8!",
+        "borg create ::nightly /srv/data  (BORG_PASSPHRASE is Lx9#vQ2mRt8!)",
+    ),
+    (
+        "plivo_auth_token",
+        "CLPFaSdJgMGqlEnP",
+        "SMS through Plivo: auth_id MAODUZYTQ0Y2FMYJBLOW, auth_token CLPFaSdJgMGqlEnP.",
+    ),
+    (
+        "messagebird_access_key",
+        "QA8hBms33nYGbTOoEZ",
+        "MessageBird for the OTP fallback — access_key QA8hBms33nYGbTOoEZ (prod account)",
+    ),
+    (
+        "coinbase_api_secret",
+        "PMTWEEN2IQ7RU25W3ZSYUEN24C5S46DOHXMGEKQN",
+        "le secret API Coinbase pour le bot c'est PMTWEEN2IQ7RU25W3ZSYUEN24C5S46DOHXMGEKQN, il est dans le .env du serveur.",
+    ),
+    (
+        "dropbox_app_secret",
+        "v78i7qnzwtgslpvuupvkp19amwl0ryvrmztk6gxvw5cls28y",
+        "Mi secreto de app de Dropbox para el exportador es v78i7qnzwtgslpvuupvkp19amwl0ryvrmztk6gxvw5cls28y, caduca en junio.",
+    ),
+    (
+        "rabbitmq_password",
+        "Zx4!kQ9vTm2",
+        "rabbitmqadmin -H mq.internal -u ops -p Zx4!kQ9vTm2 list queues name messages",
+    ),
+    (
+        "tunnel_token",
+        "eyJBY2NvdW50VGFnIjoiNzA2N2JkYzA1OGEyZDBmNTE5OWVjZmQ3MmQ4YjNlM2EiLCJUdW5uZWxTZWNyZXQiOiJBWEFJSGJNK2lGc1Z4L2g3cEtvT1FTVFhZQ0U5bUV5aURZYkJBQkFtMElFPSIsIlR1bm5lbElEIjoiM2M1ZTFmOGEtN2IyZC00ZTljLWExZjYtMGQ4YjJjN2U0YTkzIn0",
+        "The connector on the NAS was started with: docker run -d connector-agent run eyJBY2NvdW50VGFnIjoiNzA2N2JkYzA1OGEyZDBmNTE5OWVjZmQ3MmQ4YjNlM2EiLCJUdW5uZWxTZWNyZXQiOiJBWEFJSGJNK2lGc1Z4L2g3cEtvT1FTVFhZQ0U5bUV5aURZYkJBQkFtMElFPSIsIlR1bm5lbElEIjoiM2M1ZTFmOGEtN2IyZC00ZTljLWExZjYtMGQ4YjJjN2U0YTkzIn0",
+    ),
+    (
+        "smartcard_pin",
+        "804417",
+        "The smart-card PIN for the release signing token is 804417; never put it in a script.",
+    ),
+    (
+        "keystore_password",
+        "EHs8HzrPFnQ82plInRSw",
+        "Android upload keystore password (alias upload, id in the wiki): EHs8HzrPFnQ82plInRSw",
+    ),
+]
+
+STOP55_LOOKALIKES = [
+    "The token refresh logic lives in AuthTokenRefresher2 and retries three times.",
+    "Password resets are handled by the account service; see ticket SEC-4821 for the rollout.",
+    "The API key rotation job runs as the cron job rotate-keys-v2 every Sunday at 03:00.",
+    "The secret for the staging webhook lives in Vault at kv/staging/webhooks/stripe-events.",
+    "Heroku app id 9a9a5b18-2cf9-4433-8026-1674fc2828c8 is the review app; its API key is in 1Password.",
+    "The access token fix landed in commit 9fceb02d0ae598e95dc970b74767f19372d61af8 last week.",
+    "Jenkins credential id: 0b7c2e4f-5a1d-4c3e-8f9b-6d2a1e7c3b50 (the password itself stays in the Jenkins store)",
+    "ansible-playbook site.yml --private-key ~/.ssh/deploy_ed25519 --key-file-check",
+    "The token bucket for the API gateway holds 500 requests and refills at 50/s (RateLimiterV3).",
+    "Passwort-Richtlinie: mindestens 12 Zeichen, Groß- und Kleinbuchstaben sowie Ziffern.",
+    "Le jeton d'accès expire après 3600 secondes ; utilisez le refresh_token pour le renouveler.",
+    "CACHE_KEY_PREFIX (session scope) = user-session-v2",
+    "sample.env:\nREDIS_URL=\nJWT_SECRET=\nSMTP_PASSWORD=",
+    "client = redis.Redis(host=host, port=6379, password=password, ssl=True)",
+    'const secret = process.env["WEBHOOK_SECRET"] ?? "";',
+    'key := os.Getenv("STRIPE_SECRET_KEY")',
+    "$secret = Config::get('services.stripe.secret');",
+    'auto password = std::getenv("DB_PASSWORD");',
+    "Account SID ACfe0ff676ae3b812e6ebe0f864d3dea24 belongs to the EU messaging subaccount; its auth token is in Vault.",
+    "VITE_STRIPE_PUBLISHABLE_KEY=pk_live_51NxQvR2eZvKYlo2C8pYc1HdTq7 (publishable, bundled into the checkout page)",
+    "amplitude.init('a4c123b1612dd272d1371c17149d4395', { autocapture: true }) // browser API key, public by design",
+    "const posthogLike = init('phx_Tq8Rm2Xz7Wv4Nb9Lc3Yh5Jd1Fs6Kp0Qa') // project key, public: it ships in the web bundle",
+    "An SSE header like eyJldmVudCI6InBpbmciLCJpZCI6NDJ9 decodes to a JSON ping event; nothing secret in it.",
+    "The keystore alias is upload and its SHA-256 fingerprint is in the wiki; the password is in the vault.",
+]
+
 INJECTION_TEMPLATES = {
     "override": {
         "en": [
@@ -2818,6 +3005,10 @@ def main() -> None:
             f.write(json.dumps({"kind": kind, "secret": secret, "text": text}, ensure_ascii=False) + "\n")
         for text in STOP51_BENIGN_LOOKALIKES:
             f.write(json.dumps({"kind": "benign", "text": text}, ensure_ascii=False) + "\n")
+        for kind, secret, text in STOP55_SECRET_ROWS:
+            f.write(json.dumps({"kind": kind, "secret": secret, "text": text}, ensure_ascii=False) + "\n")
+        for text in STOP55_LOOKALIKES:
+            f.write(json.dumps({"kind": "benign", "text": text}, ensure_ascii=False) + "\n")
     with (DATA / "safety_injections.jsonl").open("w") as f:
         for technique, languages in INJECTION_TEMPLATES.items():
             for language, texts in languages.items():
@@ -2841,8 +3032,8 @@ def main() -> None:
                     + "\n"
                 )
     print(
-        f"{len(rows) + len(EXTRA_SECRET_ROWS) + len(STOP51_OWN_SECRET_ROWS) + len(STOP51_SECRET_ROWS)} secrets, "
-        f"{len(BENIGN_LOOKALIKES) + len(EXTRA_BENIGN_LOOKALIKES) + len(STOP51_OWN_LOOKALIKES) + len(STOP51_BENIGN_LOOKALIKES)} look-alikes; "
+        f"{len(rows) + len(EXTRA_SECRET_ROWS) + len(STOP51_OWN_SECRET_ROWS) + len(STOP51_SECRET_ROWS) + len(STOP55_SECRET_ROWS)} secrets, "
+        f"{len(BENIGN_LOOKALIKES) + len(EXTRA_BENIGN_LOOKALIKES) + len(STOP51_OWN_LOOKALIKES) + len(STOP51_BENIGN_LOOKALIKES) + len(STOP55_LOOKALIKES)} look-alikes; "
         f"{sum(len(texts) for langs in INJECTION_TEMPLATES.values() for texts in langs.values())} injections, {len(BENIGN_TEXTS) + sum(map(len, BENIGN_TEXTS_BY_LANGUAGE.values()))} benign"
     )
 

@@ -829,6 +829,17 @@ MEMORY_LANE: dict = {
     # memory/services/secret_rules.py) beside our own patterns.
     "SECRET_RULE_SET": True,
     "SECRET_RULE_GAP_CHARS": 200,  # an unbounded gap (".*") of a rule matches at most this many characters
+    # A value shaped like a secret a few words after a credential word, in its sentence
+    # (memory/services/secret_labels.py): how far after the word, and what the value must look like.
+    "SECRET_LABEL_WINDOW_CHARS": 60,
+    "SECRET_LABEL_MIN_CHARS": 8,  # letters, digits and symbols mixed: at least this long
+    "SECRET_LABEL_RANDOM_MIN_CHARS": 16,  # letters and digits only: at least this long
+    "SECRET_LABEL_MAX_ENGLISH_SHARE": 0.6,  # … and less of its letters in English words than this
+    "SECRET_LABEL_MIN_ENTROPY": 2.5,  # bits per character below which a value is a placeholder (0000…)
+    "SECRET_LABEL_MAX_WORDY": 3.5,
+    "SECRET_LABEL_DIGIT_SHARE": 0.125,  # … or this share of digits at least
+    "SECRET_LABEL_NO_DIGITS_MAX_WORDY": 2.5,  # with no digit: mixed case in shorter runs still
+    "SECRET_LABEL_NO_DIGITS_MIN_ENTROPY": 3.5,  # … and at least this many bits per character  # … and runs of letters this short on average (random keys ~2)
     "INTENT_SCREEN_FILE": "",
     "INTENT_SCREEN_THRESHOLD": None,
     # The model reads English (memory/services/language.py): a text reads as English when at least this

@@ -223,6 +223,19 @@ MEMORY_LANE: dict[str, dict[str, str]] = {
         "`memory/services/secret_rules.py`) beside our own patterns",
         "SECRET_RULE_GAP_CHARS": "an unbounded gap (`.*`) of those rules matches at most this many characters "
         "(Python backtracks where RE2 does not)",
+        "SECRET_LABEL_WINDOW_CHARS": "a value shaped like a secret counts as one when it comes at most this many "
+        "characters after a credential word, in the same sentence (`memory/services/secret_labels.py`)",
+        "SECRET_LABEL_MIN_CHARS": "such a value mixing letters, digits and symbols is at least this long",
+        "SECRET_LABEL_RANDOM_MIN_CHARS": "such a value of letters and digits only is at least this long",
+        "SECRET_LABEL_MAX_ENGLISH_SHARE": "… and has less than this share of its letters in English words (an "
+        "identifier such as `AuthTokenRefresher2` is all words)",
+        "SECRET_LABEL_MIN_ENTROPY": "such a value with fewer bits per character than this is a placeholder "
+        "(`00000000-0000-…`)",
+        "SECRET_LABEL_MAX_WORDY": "… and its runs of letters are at most this long on average (random keys: about 2)",
+        "SECRET_LABEL_DIGIT_SHARE": "… or at least this share of its characters are digits",
+        "SECRET_LABEL_NO_DIGITS_MAX_WORDY": "such a value with no digit must mix cases in runs at most this long "
+        "on average",
+        "SECRET_LABEL_NO_DIGITS_MIN_ENTROPY": "… and carry at least this many bits per character",
         "INTENT_SCREEN_FILE": "another classifier file, built by `manage.py build_intent_screen`; empty: the "
         "shipped `memory/data/intent_screen.json`",
         "INTENT_SCREEN_THRESHOLD": "another threshold; `null`: the one the file chose by cross-validation on dev",

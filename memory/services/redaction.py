@@ -38,12 +38,16 @@ labelled publishable, search-only, site key or PublicKey), and the word "passwor
 
 from __future__ import annotations
 
+import base64
+import json
 import logging
 import math
 import re
 from collections import Counter
 from functools import lru_cache
 
+from memory.conf import setting
+from memory.services.secret_labels import labelled_secrets, path_like
 from memory.services.secret_rules import provider_secrets
 from memory.services.upsert.lexicon import parts_of_speech
 
@@ -301,7 +305,7 @@ OWN_PATTERNS: list[tuple] = [
     ("device_password", r"(?i)\b(?:secret|password)\s+[0-9]\s+(?P<v>\S{4,})", "v", "strong"),
     ("snmp_community", r"(?i)\b(?:snmp-server\s+community|[rw][ow]community6?)\s+(?P<v>\S{4,})", "v", "strong"),
     # A ~/.pgpass line (host:port:database:user:password) and an ipsec.secrets PSK.
-    ("pgpass_password", r"(?m)^\s*(?:~?/?[\w./-]*pgpass\S*:?\s+)?[\w.*-]+:(?:\d+|\*):[\w*-]+:[\w*.-]+:(?P<v>\S{6,})\s*$", "v"),
+    ("pgpass_password", r"(?m)^\s*(?:[^\n]*?pgpass\S*[^\n:]*:?\s+)?[\w.*-]+:(?:\d+|\*):[\w*-]+:[\w*.-]+:(?P<v>\S{6,})\s*$", "v"),
     ("pre_shared_key", r"(?:^|\s):\s*(?:PSK|EAP|XAUTH)\s+\"(?P<v>[^\"\n]{6,})\"", "v"),
     # An Ethereum-style private key: 0x and 64 hex digits near a word for a key or an account list.
     ("wallet_key", r"(?i)(?:private[_ -]?key|privkey|accounts|secret|signer|deployer|wallet)[^\n]{0,40}?(?P<v>\b0x[0-9a-f]{64})\b", "v"),
@@ -319,8 +323,8 @@ OWN_PATTERNS: list[tuple] = [
         "v",
     ),
     # Keyword assignments: env lines, code, JSON, YAML, TOML, INI.
-    ("secret", rf"(?i)(?:^|[\s\"'{{,;(]|\b)[\w.-]*{_KEYWORDS}[\"']?\s*(?::=|=>|=|:)\s*(?P<q>[\"'`]?)(?P<v>[^\s\"'`,;}}]{{4,}})(?P=q)", "v"),
-    ("secret", rf"(?i)(?:^|[\s\"'{{,;(]|\b)[\w.-]*{_KEYWORDS}[\"']?\s*(?::=|=>|=|:)\s*[bru]{{0,2}}(?P<q>[\"'`])(?P<v>[^\"'`\n]{{4,}}?)(?P=q)", "v"),
+    ("secret", rf"(?i)(?:^|[\s\"'{{,;(]|\b)[\w.-]*{_KEYWORDS}[\"']?\s*(?::=|=>|=|:)[ \t]*(?P<q>[\"'`]?)(?P<v>[^\s\"'`,;}}]{{4,}})(?P=q)", "v"),
+    ("secret", rf"(?i)(?:^|[\s\"'{{,;(]|\b)[\w.-]*{_KEYWORDS}[\"']?\s*(?::=|=>|=|:)[ \t]*[bru]{{0,2}}(?P<q>[\"'`])(?P<v>[^\"'`\n]{{4,}}?)(?P=q)", "v"),
     # Prose: "the password is hunter2", "use token abc123 for staging", "pw: …".
     (
         "password",
@@ -454,6 +458,16 @@ PUBLIC_TOKEN = re.compile(r"pk_(?:live|test)_|pk\.eyJ")
 PUBLIC_LABEL = re.compile(
     r"(?i)publishable|(?:wallet|public) address|address \(public\)|public[\s_-]?key|search[\s_-]?only|\bsite[\s_-]?key|sitekey|client[\s_-]?side|browser[\s_-]key"
 )
+# An account's SID (Twilio's "AC…") names the account, like a user name; its auth token is the secret.
+NAMED_SID = re.compile(r"(?i)\bS[Ii][Dd]s?\s*(?:[:=]|is)?\s*[\"'`]?$")
+# After a value, on its line: words that say it is meant to be seen (the browser bundle, the client).
+PUBLIC_NOTE = re.compile(
+    r"(?i)\b(?:public|publishable|client[\s_-]?side|(?:in|for|to) the browser|safe to (?:ship|share|expose|commit|publish))\b"
+)
+NEGATED_PUBLIC = re.compile(
+    r"(?i)\b(?:not|never|no longer|isn't|is not|aren't|don't|do not|must not|shouldn't|non)[\s-]+(?:\w+[\s-]+){0,2}?"
+    r"(?:public|publishable|client|in the browser|safe|ship|share|expose|commit|publish)"
+)
 SECRET_LABEL = re.compile(r"(?i)secret|private|pass(?:word|phrase)|admin|server[\s_-]?key|write")
 FIREBASE_WEB_CONFIG = re.compile(
     r"authDomain|firebaseapp\.com|messagingSenderId|firebaseConfig|initializeApp\("
@@ -546,15 +560,20 @@ def _plausible(kind: str, value: str) -> bool:
         return True  # digits, which is_placeholder takes for a number
     if is_placeholder(value):
         return False
-    if re.fullmatch(r"[A-Za-z_$][\w$]*(?:\.[\w$]+)*\(.*", value):
-        return False  # a call: token = getToken()
+    if re.fullmatch(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[\w$]+)*\(.*", value):
+        return False  # a call: token = getToken(), std::env::var("…")
     if re.fullmatch(r"[A-Za-z_$][A-Za-z_$]*(?:\.[A-Za-z_$][\w$]*)+(?:\[.*)?", value) and not re.search(
         r"\d", value
     ):
         return False  # a reference to where it lives: BuildConfig.MAPS_TOKEN, ProcessInfo.processInfo.environment[…]
     if kind in ("secret", "password", "cli_password", "connection_string_key", "npm_auth"):
         bare = value.strip("\"'`.,;:()[]")
-        if bare.lower() in COMMON_VALUE_WORDS or "/" in bare and not re.search(r"[A-Za-z0-9+]{20,}", bare):
+        if (
+            is_placeholder(bare)
+            and not bare.isdigit()
+            or bare.lower() in COMMON_VALUE_WORDS
+            or path_like(bare)
+        ):
             return False
         if kind == "password" and bare.isalpha() and bare.islower() and len(bare) < 12:
             return False  # "the password is hunter" reads as a word; hunter2 does not
@@ -583,6 +602,8 @@ def _strong(kind: str, value: str) -> bool:
         return True
     if len(value) < 6 or value[0] in "([{<" or is_placeholder(value) or value.lower() in COMMON_VALUE_WORDS:
         return False
+    if len(value) >= 16 and _entropy(value) < setting("SECRET_LABEL_MIN_ENTROPY"):
+        return False  # "sdk-00000000-0000-0000-0000-000000000000": a placeholder's shape
     if (
         re.fullmatch(r"v?\d+(?:[.:/-]\d+)+[\w.+-]*", value)  # versions, dates, times, addresses
         or re.fullmatch(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", value)  # e-mail addresses
@@ -618,9 +639,38 @@ def _seed_end(text: str, start: int, end: int) -> int | None:
     return start + words[count - 1].end() if count else None
 
 
+def _encoded_json(token: str) -> bool:
+    """A blob that is base64 of a small JSON object ("eyJhbGciOi…" alone, a JWT's header, an event):
+    data anyone can decode, not a key. A whole JWT has dots and is found by its own pattern."""
+    if not token.startswith("eyJ"):
+        return False
+    try:
+        data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+    except ValueError:  # not base64, not UTF-8 or not JSON
+        return False
+    values = list(data.values()) if isinstance(data, dict) else [data]
+    # A tunnel or connector token is base64 JSON too, around its secret: a long value in it is one.
+    return isinstance(data, dict) and not any(
+        isinstance(v, str | dict | list) and len(str(v)) >= 16 for v in values
+    )
+
+
+def _public_note(text: str, start: int, end: int) -> bool:
+    """A note after the value on its line that says it is public by design ("// client-side token,
+    safe to ship in the browser bundle", "(publishable, used by Stripe.js)"), with no negation ("not
+    public", "never in the browser") and no secret word before the value ("SECRET_KEY=…")."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    note = text[end : line_end if line_end >= 0 else len(text)]
+    if SECRET_LABEL.search(text[line_start:start]) or not PUBLIC_NOTE.search(note):
+        return False
+    return not NEGATED_PUBLIC.search(note)
+
+
 def _public_by_design(text: str, start: int, end: int, kind: str) -> bool:
     """A key that is public by design (a publishable key, a search-only key, a site key, a Firebase web
-    config's apiKey, a WireGuard PublicKey) or a test-mode key quoted from documentation."""
+    config's apiKey, a WireGuard PublicKey, one a note on its line calls public), an account's SID, or
+    a test-mode key quoted from documentation."""
     if kind == "private_key":
         return False
     value = text[start:end]
@@ -630,6 +680,8 @@ def _public_by_design(text: str, start: int, end: int, kind: str) -> bool:
     publics = list(PUBLIC_LABEL.finditer(label))
     if publics and not SECRET_LABEL.search(label[publics[-1].end() :]):
         return True  # the nearest label says public, and no secret word comes after it
+    if _public_note(text, start, end) or NAMED_SID.search(text[max(0, start - 40) : start]):
+        return True
     if value.startswith("AIza") and FIREBASE_WEB_CONFIG.search(text):
         return True
     if re.search(r"-----BEGIN [A-Z ]*PUBLIC KEY-----[^-]*$", text[:start]):
@@ -670,11 +722,19 @@ def find_secrets(text: str) -> list[tuple[int, int, str]]:
                 continue
             spans += [(m.start(), m.end(), kind) for m in re.finditer(re.escape(value), text)]
     spans += provider_secrets(text)  # the maintained rule set (memory/services/secret_rules.py)
+    spans += labelled_secrets(text)  # a secret-shaped word after a credential word (secret_labels.py)
     for match in HIGH_ENTROPY_CANDIDATE.finditer(text):
-        token = match.group(0)
-        public = PUBLIC_BLOB_PREFIX.search(text[max(0, match.start() - 40) : match.start()])
-        if _looks_random(token) and not public and not re.match(r"sha(?:1|256|384|512)-", token):
-            spans.append((match.start(), match.end(), "high_entropy"))
+        start, token = match.start(), match.group(0)
+        if named := re.match(r"[A-Za-z_][A-Za-z0-9_]*=(?=[^=])", token):
+            start, token = start + named.end(), token[named.end() :]  # NAME=value: the value alone
+        public = PUBLIC_BLOB_PREFIX.search(text[max(0, start - 40) : start])
+        if (
+            _looks_random(token)
+            and not public
+            and not re.match(r"sha(?:1|256|384|512)-", token)
+            and not _encoded_json(token)
+        ):
+            spans.append((start, match.end(), "high_entropy"))
     return _merge([span for span in spans if not _public_by_design(text, *span)])
 
 

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import base64
+import json
+
 import numpy as np
 import pytest
 
@@ -197,6 +200,67 @@ def test_a_seed_phrase_is_redacted_up_to_its_twelfth_word():
     ],
 )
 def test_public_keys_placeholders_and_references_are_not_redacted(text):
+    assert redact(text) == (text, [])
+
+
+# A secret-shaped value a few words after a credential word, in any language or phrasing (stop 55,
+# memory/services/secret_labels.py), and what stays: identifiers, templates, grep output, ids, examples,
+# empty templates, lookups, and keys a note on their line calls public.
+RAND24 = "Kq8Zr2Lm" + "Xw7Tb4Nc" + "Pv9Hs3Jd"
+MIXED16 = "WqTLmZrT" + "xVbN7KcD"
+UUID = "7c1e4b2a-" + "9d3f-4e6a-b8c1-2f5d7a9e3b04"
+CONNECTOR = base64.b64encode(
+    json.dumps({"a": HEX32, "s": RAND24 + "+/=" + RAND24, "t": UUID}).encode()
+).decode()
+
+
+@pytest.mark.parametrize(
+    "text,secret",
+    [
+        (f"Staging ka webhook secret ab bhi {RAND24} hai.", RAND24),
+        (f"Le jeton du bot Slack, c'est {RAND24}.", RAND24),
+        (f"The signing secret we share with the vendor until SSO lands is {RAND24}.", RAND24),
+        (f"k6 cloud run --key {UUID} load.js", UUID),
+        (f"The Uptime Kuma API key for the status bot: {UUID}", UUID),
+        (f"Vonage for SMS: api_key 1a2b3c4d, api_secret {MIXED16}.", MIXED16),
+        (f"Passwort für den CI-User (ID 17) im Nexus: {PROSE_PW}", PROSE_PW),
+        (
+            "Passphrase for the GPG signing key of the apt repo: lantern-bramble-quiver-otter-7",
+            "lantern-bramble",
+        ),
+        (f"rabbitmqadmin -u admin -p {PROSE_PW} list users", PROSE_PW),
+        (f"SENTRY_AUTH_TOKEN (org scope) = {HEX32}", HEX32),
+        ("SECRET_KEY_BASE: 'k3/9x!Qz@w/2#Lm%v8'", "k3/9x!Qz@w/2#Lm%v8"),
+        (f"Appended to ~/.pgpass: db.internal:5432:app:app_rw:{PROSE_PW}", PROSE_PW),
+        (f"The agent was started with: docker run -d relay-agent run {CONNECTOR}", CONNECTOR[:40]),
+        ("The HSM PIN for the signing slot is 730391; type it by hand.", "730391"),
+        (f"PADDLE_TOKEN={RAND24}  # not public: keep it out of the browser", RAND24),
+    ],
+)
+def test_a_secret_shaped_value_after_a_credential_word_is_redacted(text, secret):
+    assert secret not in redact(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The token refresh lives in SessionTokenRenewer2 and retries twice.",
+        "The cache key missed the locale. Keys are now `rate:{tenant_id}:{window}:v3`.",
+        "T: docs/auth.md:12: you will get a token docs/auth.md:40: to refresh it",
+        f"Jenkins credential id: {UUID} (the secret itself stays in Jenkins).",
+        "Example only, not a real key: SDK_KEY=sdk-00000000-0000-0000-0000-000000000000",
+        "A password like maple-river-stone-cloud is the shape the policy asks for.",
+        ".env.template:\nAPI_URL=\nSIGNING_SECRET=",
+        'let secret = std::env::var("HMAC_SECRET")?;',
+        "client = redis.Redis(host=host, password=password)",
+        "PUBLIC_STRIPE_KEY=pk_live_" + RAND24 + " (publishable, loaded by Stripe.js)",
+        f"analytics.load('{RAND24}') // client-side key, safe to ship in the bundle",
+        "A JWT header such as eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCJ9 decodes to the algorithm and type.",
+        "The access token bug was fixed in commit 4b825dc642cb6eb9a060e54bf8d69288fbee4904.",
+        "Twilio account SID AC" + HEX32 + " is the staging subaccount.",
+    ],
+)
+def test_identifiers_templates_ids_examples_and_public_keys_stay(text):
     assert redact(text) == (text, [])
 
 
