@@ -56,3 +56,17 @@ def may_qualify(word: str) -> bool:
     Unknown words may."""
     tags = parts_of_speech(word)
     return not tags or bool(tags - WORDING_TAGS)
+
+
+def verb_lemma(word: str, *, participle: bool = False) -> str:
+    """The lemma of a word English can use as a verb ("writes" → write), else "". With
+    ``participle``, only a past participle ("written", "reviewed")."""
+    lemmas = _lemmas(word).get("VERB", ())
+    if not lemmas:
+        return ""
+    if participle:
+        from lemminflect import getAllInflections
+
+        forms = getAllInflections(lemmas[0], upos="VERB")  # a regular verb's VBN is its VBD
+        return lemmas[0] if word.lower() in forms.get("VBN", forms.get("VBD", ())) else ""
+    return lemmas[0]

@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from memory.conf import setting
+from memory.services.upsert.agents import agent_actions
 from memory.services.upsert.lexicon import parts_of_speech
 from memory.services.upsert.parts import (
     ARTICLES,
@@ -98,6 +99,9 @@ class Reading:
     # The content words of a phrase that bounds the rule in time ("during business hours", "outside
     # the maintenance window"): said on one side only, the scope changed.
     conditions: frozenset[str] = frozenset()
+    # Who does what, in either voice: (agent's stem, action's lemma) ("reviewed by legal" → legal,
+    # review; "…, which legal writes" → legal, write). See agents.py.
+    agents: frozenset[tuple[str, str]] = frozenset()
 
 
 def _settings_key() -> tuple:
@@ -209,6 +213,7 @@ def _read(text: str, _key: tuple) -> Reading:
         before_quantifier=tuple(_word_before(items, i) for i in at_quantifiers),
         words=frozenset(stem(word) for word in words),
         conditions=_conditions(items),
+        agents=agent_actions(items),
     )
 
 

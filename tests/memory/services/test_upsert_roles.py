@@ -38,6 +38,10 @@ SAME_FACT = {
         ("Prefer Renovate over Dependabot for dependency updates.", "Pick Renovate rather than Dependabot for dependency updates."),
         ("Unused dashboards stay archived in the Grafana folder.", "Archive unused dashboards in the Grafana folder."),
     ],
+    "who does what, said in the other voice and an object relative clause": [
+        ("Pricing pages are written by marketing and checked by the legal team.", "The legal team checks the pricing pages, which marketing writes."),
+        ("The platform team owns the runbooks, which the SREs update.", "Runbooks are owned by the platform team and updated by the SREs."),
+    ],
     "a universal quantifier on a generic plural": [
         ("Public buckets need an owner tag.", "Make sure every public bucket carries an owner tag."),
         ("Release notes should link the tracking issue.", "Each release note has to link its tracking issue."),
@@ -156,6 +160,14 @@ CHANGED_FACT = {
         "Route non-urgent tickets to the backlog queue.",
         "Route urgent tickets to the backlog queue.",
     ),
+    "agents exchanged, one of them in an object relative clause": (
+        "Pricing pages are written by marketing and checked by the legal team.",
+        "Marketing checks the pricing pages, which the legal team writes.",
+    ),
+    "agents exchanged between two object relative clauses' owners": (
+        "The platform team owns the runbooks, which the SREs update.",
+        "The SREs own the runbooks, which the platform team updates.",
+    ),
 }
 
 
@@ -190,6 +202,16 @@ def test_a_swap_of_tools_says_which_roles_were_exchanged(embedder):
     )
     assert decision.reason == "roles exchanged: Caddy ↔ Traefik"
     assert [(c.kind, c.old, c.new) for c in decision.changes] == [("role", ["Caddy"], ["Traefik"])]
+
+
+def test_agents_exchanged_between_actions_say_who_now_does_what():
+    changes = compare_facts(
+        "Pricing pages are written by marketing and checked by the legal team.",
+        "Marketing checks the pricing pages, which the legal team writes.",
+    )
+    assert [(c.kind, c.old, c.new) for c in changes] == [
+        ("role", ["marketing write", "team check"], ["Marketing check", "team write"])
+    ]
 
 
 def test_a_swap_between_clauses_is_named_too():

@@ -1,5 +1,6 @@
 """Roles exchanged: two things trading their polarity role (preferred ↔ rejected), their clause,
-what follows a relation word, or their order in a clause once a passive is read as active."""
+the actions they do (agents.py), what follows a relation word, or their order in a clause once a
+passive is read as active."""
 
 from __future__ import annotations
 
@@ -23,6 +24,13 @@ def compare_roles(old: Reading, new: Reading, result: Comparison) -> None:
         result.new_keys |= {x, y}
     if swaps:
         return
+    exchanged = _agents_exchanged(old, new)
+    if exchanged:
+        result.changes.append(Change("role", *exchanged))
+        agents = {agent for agent, _ in old.agents}
+        result.old_keys |= {t.key for t in old.tokens if stem(t.key) in agents}
+        result.new_keys |= {t.key for t in new.tokens if stem(t.key) in agents}
+        return
     # What each relation word points at: "migrations before deploy" and "deploy before
     # migrations" differ; "before they are opened" (nothing to point at) is not compared.
     unmatched_old, unmatched_new = _unmatched_frames(old, new)
@@ -39,6 +47,10 @@ def compare_roles(old: Reading, new: Reading, result: Comparison) -> None:
         result.old_keys |= {key for _, key in unmatched_old}
         result.new_keys |= {key for _, key in unmatched_new}
         return
+    # The same agents doing the same things on both sides (two at least): whatever the order of the
+    # words, nobody traded places ("…, which the backend team proposes" / "proposed by the backend team").
+    if len(old.agents) >= 2 and old.agents == new.agents:
+        return
     inverted = _order_inversions(old, new)
     if inverted:
         a, b = inverted
@@ -51,6 +63,28 @@ def compare_roles(old: Reading, new: Reading, result: Comparison) -> None:
         )
         result.old_keys |= {a, b}
         result.new_keys |= {a, b}
+
+
+def _agents_exchanged(old: Reading, new: Reading) -> tuple[list[str], list[str]] | None:
+    """The same agents and the same actions on both sides, paired otherwise: "written by the CX
+    leads and reviewed by legal" → "the CX leads review the macros, which legal writes". As
+    (agent action) pairs of each side, or None."""
+    mine, theirs = old.agents, new.agents
+    if len(mine) < 2 or mine == theirs:
+        return None
+    if {a for a, _ in mine} != {a for a, _ in theirs} or {v for _, v in mine} != {v for _, v in theirs}:
+        return None
+
+    def said(reading: Reading, pairs) -> list[str]:
+        return [
+            f"{_surface_of(reading, agent)} {action}" for agent, action in sorted(pairs - (mine & theirs))
+        ]
+
+    return said(old, mine), said(new, theirs)
+
+
+def _surface_of(reading: Reading, agent: str) -> str:
+    return next((t.surface for t in reading.tokens if stem(t.key) == agent), agent)
 
 
 def _unmatched_frames(old: Reading, new: Reading) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:

@@ -1,0 +1,86 @@
+"""Who does what: the (agent, action) pairs of a text, in either voice.
+
+"Support macros are written by the CX leads and reviewed by legal" and "the CX leads write the
+macros, which legal reviews" say the same; "the CX leads review the macros, which legal writes"
+exchanges who does what while every word stays. The roles of ``compare`` read each clause's order;
+an object relative clause ("…, which legal writes") puts its agent after the thing it acts on, so
+the order alone cannot tell. These pairs can:
+- a passive with its agent: a verb's participle, "by", the agent ("reviewed by legal");
+- an active clause: a noun phrase opening a sentence, a clause or a relative clause ("which",
+  "that", "who", "and") followed by a verb, itself followed by its object or the clause's end
+  ("the CX leads review the …", "…, which legal writes,").
+The agent is the last word of its noun phrase ("the CX leads" → leads), the action the verb's lemma.
+Pure: a function of the text's items.
+"""
+
+from __future__ import annotations
+
+from memory.services.upsert.lexicon import verb_lemma
+from memory.services.upsert.parts import ARTICLES, PREPOSITIONS, RELATIVE_PRONOUNS
+from memory.services.upsert.tokens import DETERMINERS, FUNCTION_WORDS, stem
+
+# What may come just before an active clause's subject: a relative pronoun or "and".
+OPENERS = RELATIVE_PRONOUNS | {"and"}
+# Verbs that say what a thing is or has, not what it does ("Maria is the release manager").
+NOT_ACTIONS = frozenset({"be", "have", "get", "do"})
+
+
+def agent_actions(items) -> frozenset[tuple[str, str]]:
+    """(agent stem, action lemma) for every agent this reading can tell, in either voice. Empty
+    when an action has two agents: the pairs then cannot say who does which."""
+    found = set()
+    for index, (group, word, _) in enumerate(items):
+        if group != "word":
+            continue
+        if word == "by" and index:
+            action = verb_lemma(items[index - 1][1], participle=True)
+            agent = _noun_phrase(items, index + 1, 1)
+            if action and agent:
+                found.add((stem(agent[-1]), action))
+            continue
+        action = verb_lemma(word)
+        if action and _takes_object_or_ends(items, index):
+            subject = _subject_before(items, index)
+            if subject:
+                found.add((stem(subject), action))
+    found = {(agent, action) for agent, action in found if action not in NOT_ACTIONS}
+    actions = [action for _, action in found]
+    return frozenset(found) if len(set(actions)) == len(actions) else frozenset()
+
+
+def _noun_phrase(items, index: int, step: int) -> list[str]:
+    """The content words of a noun phrase from ``index`` one way, determiners skipped at its
+    open end ("the CX leads" → cx, leads)."""
+    while step == 1 and index < len(items) and items[index][1] in DETERMINERS | ARTICLES:
+        index += 1
+    words = []
+    while 0 <= index < len(items) and len(words) < 3:
+        group, word, _ = items[index]
+        if group != "word" or word in FUNCTION_WORDS or word in DETERMINERS or word in PREPOSITIONS:
+            break
+        words.append(word)
+        index += step
+    return words if step == 1 else words[::-1]
+
+
+def _subject_before(items, index: int) -> str:
+    """The last word of the noun phrase that opens a clause right before the verb at ``index``, or
+    "" when the words before it are no clause's subject."""
+    words = _noun_phrase(items, index - 1, -1)
+    if not words:
+        return ""
+    opener = index - 1 - len(words)
+    while opener >= 0 and items[opener][1] in DETERMINERS | ARTICLES and items[opener][1] not in OPENERS:
+        opener -= 1
+    if opener >= 0 and items[opener][0] == "word" and items[opener][1] not in OPENERS:
+        return ""
+    return words[-1]
+
+
+def _takes_object_or_ends(items, index: int) -> bool:
+    """Is the word at ``index`` followed by what a verb takes — an article or determiner opening its
+    object — or by the end of its clause ("…, which legal writes,")?"""
+    if index + 1 >= len(items):
+        return True
+    group, word, _ = items[index + 1]
+    return group == "mark" or word in ARTICLES or word in DETERMINERS
