@@ -254,6 +254,8 @@ CONTENT_SECURITY_POLICY = {
 REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["api.parsers.LimitedJSONParser"],
+    # An Accept header the API cannot satisfy gets JSON, not a 406 (api/negotiation.py).
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "api.negotiation.JSONWhateverAccepted",
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "api.authentication.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",

@@ -242,3 +242,16 @@ def test_a_request_with_an_invalid_host_header_is_a_400_in_the_apis_error_shape(
     response = Client().get("/api/v1/health", headers={"host": host})
     assert response.status_code == 400 and response["Content-Type"] == "application/json"
     assert response.json()["error"]["code"] == "BAD_REQUEST"
+
+
+@pytest.mark.parametrize("accept", ["text/html", "v:{", "application/xml;q=1, */*;q=0"])
+def test_an_accept_header_the_api_cannot_satisfy_still_gets_json(api, accept):
+    response = api["member"].post(
+        "/api/v1/observations/batch",
+        {"items": [{"content": "Run make test before pushing the api repo."}]},
+        format="json",
+        HTTP_ACCEPT=accept,
+    )
+    assert response.status_code == 201, response.content[:300]
+    assert response["Content-Type"].startswith("application/json")
+    assert response.json()["results"][0]["operation"] == "ADD"
