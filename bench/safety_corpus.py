@@ -1910,6 +1910,11 @@ STOP55_SECRET_ROWS = [
         "The connector on the NAS was started with: docker run -d connector-agent run eyJBY2NvdW50VGFnIjoiNzA2N2JkYzA1OGEyZDBmNTE5OWVjZmQ3MmQ4YjNlM2EiLCJUdW5uZWxTZWNyZXQiOiJBWEFJSGJNK2lGc1Z4L2g3cEtvT1FTVFhZQ0U5bUV5aURZYkJBQkFtMElFPSIsIlR1bm5lbElEIjoiM2M1ZTFmOGEtN2IyZC00ZTljLWExZjYtMGQ4YjJjN2U0YTkzIn0",
     ),
     (
+        "session_cookie",
+        "sDk29fQzLp81WxRt4vNb7YcM",
+        "To reproduce, replay the request with the logged-in cookie: Cookie: _session_id=sDk29fQzLp81WxRt4vNb7YcM; locale=en",
+    ),
+    (
         "smartcard_pin",
         "804417",
         "The smart-card PIN for the release signing token is 804417; never put it in a script.",

@@ -458,15 +458,19 @@ PUBLIC_TOKEN = re.compile(r"pk_(?:live|test)_|pk\.eyJ")
 PUBLIC_LABEL = re.compile(
     r"(?i)publishable|(?:wallet|public) address|address \(public\)|public[\s_-]?key|search[\s_-]?only|\bsite[\s_-]?key|sitekey|client[\s_-]?side|browser[\s_-]key"
 )
+# A WireGuard peer line ("peer: <public key>") and the shape of a WireGuard key (32 bytes in base64).
+WIREGUARD_PEER = re.compile(r"(?i)(?:^|\n)[ \t]*peer[ \t]*:[ \t]*\Z")
+WIREGUARD_KEY = re.compile(r"[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=")
 # An account's SID (Twilio's "AC…") names the account, like a user name; its auth token is the secret.
-NAMED_SID = re.compile(r"(?i)\bS[Ii][Dd]s?\s*(?:[:=]|is)?\s*[\"'`]?$")
+# (A session's SID, a cookie, is one: only "account SID" counts.)
+NAMED_SID = re.compile(r"(?i)\baccount[\s_-]+SIDs?\s*(?:[:=]|is)?\s*[\"'`]?$")
 # After a value, on its line: words that say it is meant to be seen (the browser bundle, the client).
 PUBLIC_NOTE = re.compile(
     r"(?i)\b(?:public|publishable|client[\s_-]?side|(?:in|for|to) the browser|safe to (?:ship|share|expose|commit|publish))\b"
 )
 NEGATED_PUBLIC = re.compile(
-    r"(?i)\b(?:not|never|no longer|isn't|is not|aren't|don't|do not|must not|shouldn't|non)[\s-]+(?:\w+[\s-]+){0,2}?"
-    r"(?:public|publishable|client|in the browser|safe|ship|share|expose|commit|publish)"
+    r"(?i)\b(?:not|never|no longer|isn't|aren't|don't|must not|shouldn't|non)[\s-]+(?:\w+[\s-]+){0,4}?"
+    r"(?:public|publishable|client|browser|frontend|bundle|safe|ship|share|expose|commit|publish)"
 )
 SECRET_LABEL = re.compile(r"(?i)secret|private|pass(?:word|phrase)|admin|server[\s_-]?key|write")
 FIREBASE_WEB_CONFIG = re.compile(
@@ -648,11 +652,10 @@ def _encoded_json(token: str) -> bool:
         data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
     except ValueError:  # not base64, not UTF-8 or not JSON
         return False
-    values = list(data.values()) if isinstance(data, dict) else [data]
+    if not isinstance(data, dict):
+        return False
     # A tunnel or connector token is base64 JSON too, around its secret: a long value in it is one.
-    return isinstance(data, dict) and not any(
-        isinstance(v, str | dict | list) and len(str(v)) >= 16 for v in values
-    )
+    return not any(isinstance(v, str | dict | list) and len(str(v)) >= 16 for v in data.values())
 
 
 def _public_note(text: str, start: int, end: int) -> bool:
@@ -682,6 +685,8 @@ def _public_by_design(text: str, start: int, end: int, kind: str) -> bool:
         return True  # the nearest label says public, and no secret word comes after it
     if _public_note(text, start, end) or NAMED_SID.search(text[max(0, start - 40) : start]):
         return True
+    if WIREGUARD_PEER.search(text[max(0, start - 40) : start]) and WIREGUARD_KEY.fullmatch(value):
+        return True  # `wg show`: each peer is named by its public key
     if value.startswith("AIza") and FIREBASE_WEB_CONFIG.search(text):
         return True
     if re.search(r"-----BEGIN [A-Z ]*PUBLIC KEY-----[^-]*$", text[:start]):

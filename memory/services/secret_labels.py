@@ -65,6 +65,8 @@ KEY_PARTS = frozenset(
     [
         "secret",
         "secrets",
+        "cookie",
+        "cookies",
         "token",
         "tokens",
         "key",
@@ -179,7 +181,7 @@ NOT_SECRET_PARTS = frozenset(
 NOT_SECRET_HEAD = re.compile(
     r"(?i)^(?:ids?|uuids?|guids?|commits?|sha(?:-?\d+)?|revisions?|rev|hash(?:es)?|digests?|checksums?|"
     r"fingerprints?|versions?|builds?|runs?|jobs?|tickets?|issues?|prs?|orders?|users?(?:names?)?|"
-    r"accounts?|alias(?:es)?|tags?|branch(?:es)?|images?|sids?|public|publishable|names?|paths?|files?|like|e\.g\.?|"
+    r"accounts?|alias(?:es)?|tags?|branch(?:es)?|images?|public|publishable|names?|paths?|files?|like|e\.g\.?|"
     r"examples?|samples?|ssh-\w+|ecdsa-\S+)$"
 )
 # Words that only join a name to its value, in the languages above.
@@ -363,15 +365,17 @@ def _qualified_away(words: list[re.Match], index: int) -> bool:
 
 
 def _map_key(text: str, match: re.Match) -> bool:
-    """The bare word "key" as the name of a field (``{ key: 'user-42' }``, ``key=…``): a map's key,
-    a React list key, a sort key far more often than a credential."""
+    """The bare word "key" as the name of a field (``{ key: 'user-42' }``, ``, key=…``): a map's key,
+    a React list key, a sort key far more often than a credential. Not after a word ("API key: …")."""
     word = match.group()
     bare = word.lstrip(EDGE_OPEN)
     after = match.start() + len(word) - len(bare) + 3
+    before = text[: match.start()].rstrip(" \t")
     return (
         bare[:3].lower() == "key"
         and bare[3:4] in ("", ":", '"', "'")
         and bool(re.match(r"[\"']?\s*[:=]", text[after : after + 4]))
+        and (not before or before[-1] in "{(,;\n" or word[0] in "\"'")
     )
 
 

@@ -58,6 +58,7 @@ def may_qualify(word: str) -> bool:
     return not tags or bool(tags - WORDING_TAGS)
 
 
+@lru_cache(maxsize=16384)
 def verb_lemma(word: str, *, participle: bool = False) -> str:
     """The lemma of a word English can use as a verb ("writes" → write), else "". With
     ``participle``, only a past participle ("written", "reviewed")."""

@@ -235,6 +235,8 @@ CONNECTOR = base64.b64encode(
         (f"The agent was started with: docker run -d relay-agent run {CONNECTOR}", CONNECTOR[:40]),
         ("The HSM PIN for the signing slot is 730391; type it by hand.", "730391"),
         (f"PADDLE_TOKEN={RAND24}  # not public: keep it out of the browser", RAND24),
+        (f"PADDLE_TOKEN={RAND24}  # never send this to the browser", RAND24),
+        (f"Cookie: SID={RAND24}; HSID=x", RAND24),
     ],
 )
 def test_a_secret_shaped_value_after_a_credential_word_is_redacted(text, secret):
@@ -258,6 +260,7 @@ def test_a_secret_shaped_value_after_a_credential_word_is_redacted(text, secret)
         "A JWT header such as eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCJ9 decodes to the algorithm and type.",
         "The access token bug was fixed in commit 4b825dc642cb6eb9a060e54bf8d69288fbee4904.",
         "Twilio account SID AC" + HEX32 + " is the staging subaccount.",
+        "wg show\ninterface: wg0\n  listening port: 51820\n\npeer: hB3dXq9LmT7vR2kP8wZ4nC6yF1sJ5gH0aE2uK9oQ3iM=\n  endpoint: 198.51.100.4:51820",
     ],
 )
 def test_identifiers_templates_ids_examples_and_public_keys_stay(text):
