@@ -47,7 +47,7 @@ from collections import Counter
 from functools import lru_cache
 
 from memory.conf import setting
-from memory.services.secret_labels import labelled_secrets, path_like
+from memory.services.secret_labels import NOT_A_VALUE, PASSPHRASE, labelled_secrets, path_like
 from memory.services.secret_rules import provider_secrets
 from memory.services.upsert.lexicon import parts_of_speech
 
@@ -602,18 +602,16 @@ def _strong(kind: str, value: str) -> bool:
     digits or symbols), not a word, identifier, version, date, address, path or call. A passphrase of
     four or more hyphen-joined words ("otter-velvet-copper-pepper-71", Apple's "abcd-efgh-ijkl-mnop")
     is one too."""
-    if kind == "password" and re.fullmatch(r"[a-z]{3,10}(?:-[a-z]{3,10}){3,}(?:-\d{1,4})?", value):
+    if kind == "password" and PASSPHRASE.fullmatch(value):
         return True
     if len(value) < 6 or value[0] in "([{<" or is_placeholder(value) or value.lower() in COMMON_VALUE_WORDS:
         return False
     if len(value) >= 16 and _entropy(value) < setting("SECRET_LABEL_MIN_ENTROPY"):
         return False  # "sdk-00000000-0000-0000-0000-000000000000": a placeholder's shape
     if (
-        re.fullmatch(r"v?\d+(?:[.:/-]\d+)+[\w.+-]*", value)  # versions, dates, times, addresses
-        or re.fullmatch(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", value)  # e-mail addresses
-        or re.match(r"(?i)[a-z][a-z0-9+.-]*://", value)  # URLs (their passwords have their own pattern)
-        or re.fullmatch(r"[A-Za-z_$][\w$]*(?:\.[\w$]+)*(?:\(.*|\[.*\])", value)  # calls, lookups: getToken()
-        or re.fullmatch(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+", value)  # the name of a variable
+        NOT_A_VALUE.match(
+            value
+        )  # versions, dates, addresses, URLs (their passwords have their own pattern), calls
         or re.fullmatch(r"[a-z]+(?:[._-][a-z0-9]+)*", value)
         and sum(c.isdigit() for c in value) < 3
         or "/" in value

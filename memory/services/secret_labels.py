@@ -24,157 +24,33 @@ from functools import lru_cache
 from memory.conf import setting
 from memory.services.secret_rules import entropy, wordy
 from memory.services.upsert.lexicon import parts_of_speech
+from memory.services.upsert.tokens import _words
 
 # The words that name a credential, as parts of a word ("auth_token", "accessToken", "GenieKey",
 # "RESTIC_PASSWORD", "Netzwerkschlüssel" ends in one), lowercased, in the languages memories are
 # written in. Password words also admit a passphrase of plain words.
-PASSWORD_PARTS = frozenset(
-    [
-        "password",
-        "passwort",
-        "passphrase",
-        "passcode",
-        "passwd",
-        "pwd",
-        "kennwort",
-        "contraseña",
-        "contrasena",
-        "senha",
-        "wachtwoord",
-        "hasło",
-        "haslo",
-        "şifre",
-        "sifre",
-        "lösenord",
-        "losenord",
-        "adgangskode",
-        "passord",
-        "heslo",
-        "пароль",
-        "密码",
-        "密碼",
-        "口令",
-        "パスワード",
-        "비밀번호",
-        "암호",
-        "sandi",
-        "mdp",
-    ]
+PASSWORD_PARTS = _words(
+    "password passwort passphrase passcode passwd pwd kennwort contraseña contrasena senha "
+    "wachtwoord hasło haslo şifre sifre lösenord losenord adgangskode passord heslo пароль 密码 密碼 "
+    "口令 パスワード 비밀번호 암호 sandi mdp"
 )
-KEY_PARTS = frozenset(
-    [
-        "secret",
-        "secrets",
-        "cookie",
-        "cookies",
-        "token",
-        "tokens",
-        "key",
-        "keys",
-        "apikey",
-        "credential",
-        "credentials",
-        "creds",
-        "pat",
-        "psk",
-        "salt",
-        "login",
-        "auth",
-        "authorize",
-        "authenticate",
-        "authtoken",
-        "schlüssel",
-        "schluessel",
-        "clé",
-        "cle",
-        "clave",
-        "chiave",
-        "chave",
-        "sleutel",
-        "klucz",
-        "nyckel",
-        "nøgle",
-        "nokkel",
-        "anahtar",
-        "kunci",
-        "jeton",
-        "segredo",
-        "secreto",
-        "segreto",
-        "geheimnis",
-        "rahasia",
-        "ключ",
-        "токен",
-        "секрет",
-        "密钥",
-        "秘钥",
-        "令牌",
-        "キー",
-        "トークン",
-        "키",
-        "토큰",
-    ]
+KEY_PARTS = _words(
+    "secret secrets cookie cookies token tokens key keys apikey credential credentials creds pat "
+    "psk salt login auth authorize authenticate authtoken schlüssel schluessel clé cle clave "
+    "chiave chave sleutel klucz nyckel nøgle nokkel anahtar kunci jeton segredo secreto segreto "
+    "geheimnis rahasia ключ токен секрет 密钥 秘钥 令牌 キー トークン 키 토큰"
 )
 # Compounds that end in a credential word ("Netzwerkschlüssel", "WLAN-Passwort").
 PASSWORD_SUFFIX = re.compile(r"(?i)(?:passwort|kennwort|wachtwoord|lösenord)$")
 KEY_SUFFIX = re.compile(r"(?i)(?:schlüssel|sleutel|nyckel)$")
 # Words beside a credential word that say its value is no secret: "public key", "key_id",
 # "cache key", "primary key", "token bucket", "key fingerprint".
-NOT_SECRET_PARTS = frozenset(
-    [
-        "id",
-        "ids",
-        "public",
-        "publishable",
-        "authorized",
-        "known",
-        "cache",
-        "primary",
-        "foreign",
-        "sort",
-        "partition",
-        "composite",
-        "unique",
-        "lookup",
-        "object",
-        "idempotency",
-        "dedup",
-        "dedupe",
-        "index",
-        "row",
-        "map",
-        "translation",
-        "i18n",
-        "bucket",
-        "fingerprint",
-        "hash",
-        "name",
-        "names",
-        "path",
-        "file",
-        "length",
-        "size",
-        "format",
-        "prefix",
-        "type",
-        "types",
-        "version",
-        "rotation",
-        "policy",
-        "policies",
-        "expiry",
-        "ttl",
-        "scope",
-        "scopes",
-        "field",
-        "fields",
-        "count",
-        "limit",
-        "example",
-        "sample",
-        "dummy",
-        "placeholder",
-    ]
+NOT_SECRET_PARTS = _words(
+    "id ids public publishable authorized known cache primary foreign sort partition composite "
+    "unique lookup object idempotency dedup dedupe index row map translation i18n bucket "
+    "fingerprint hash name names path file length size format prefix type types version rotation "
+    "policy policies expiry ttl scope scopes field fields count limit example sample dummy "
+    "placeholder"
 )
 # A word just before a value that says what the value is, when it is not a secret: "commit 9fceb02…",
 # "id: …", "SHA-256 …". Checked on the nearest word that is not a link ("is", "=", "c'est"…).
@@ -185,54 +61,9 @@ NOT_SECRET_HEAD = re.compile(
     r"examples?|samples?|ssh-\w+|ecdsa-\S+)$"
 )
 # Words that only join a name to its value, in the languages above.
-LINK_WORDS = frozenset(
-    [
-        "is",
-        "are",
-        "was",
-        "were",
-        "=",
-        ":",
-        ":=",
-        "=>",
-        "->",
-        "→",
-        "—",
-        "–",
-        "-",
-        "es",
-        "est",
-        "c'est",
-        "é",
-        "è",
-        "ist",
-        "lautet",
-        "sind",
-        "sont",
-        "são",
-        "to",
-        "jest",
-        "er",
-        "är",
-        "wordt",
-        "je",
-        "adalah",
-        "ialah",
-        "hai",
-        "hain",
-        "abhi",
-        "bhi",
-        "still",
-        "now",
-        "currently",
-        "just",
-        "是",
-        "为",
-        "為",
-        "は",
-        "는",
-        "은",
-    ]
+LINK_WORDS = _words(
+    "is are was were = : := => -> → — – - es est c'est é è ist lautet sind sont são to jest er är "
+    "wordt je adalah ialah hai hain abhi bhi still now currently just 是 为 為 は 는 은"
 )
 # Where a sentence ends: a full stop, question or exclamation mark and a space before a capital, or a line.
 SENTENCE_END = re.compile(r"[.!?;]\s+(?=[A-Z])|\n")
@@ -240,10 +71,11 @@ SENTENCE_END = re.compile(r"[.!?;]\s+(?=[A-Z])|\n")
 WORD = re.compile(r"(?:[^\s=]|=(?=[=\s\"'`,;)}\]]|$))+")
 UUID = re.compile(r"(?i)(?:[a-z]{2,8}[-_])?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 PASSPHRASE = re.compile(r"[a-z]{3,10}(?:-[a-z]{3,10}){3,}(?:-\d{1,4})?")
-# Values that are something else: a URL, an e-mail address, a version, date or time, a path, a call
-# or lookup, a variable's name, a template, a placeholder (paths: ``path_like``).
+# Values that are something else: a URL, an e-mail address, a version, date, time or address, a call
+# or lookup, a variable's name, a template, a placeholder (paths: ``path_like``). Prose patterns of
+# redaction.py ask the same of their values.
 NOT_A_VALUE = re.compile(
-    r"(?ix)^(?: [a-z][a-z0-9+.-]*://.* | [\w.+-]+@[\w-]+(?:\.[\w-]+)+ | v?\d+(?:[.:/-]\d+){1,3}[a-z]{0,3} |"
+    r"(?ix)^(?: [a-z][a-z0-9+.-]*://.* | [\w.+-]+@[\w-]+(?:\.[\w-]+)+ | (?=.{0,32}$)v?\d+(?:[.:/-]\d+)+[\w.+-]* |"
     r" [A-Za-z_$][\w$]*(?:(?:\.|::)[\w$]+)*(?:\(.*|\[.*) |"
     r" (?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+) | [<{$%].* | .*\{[\w.]*\}.* | .*(?:\.\.\.|…|xxxx|XXXX|\*\*\*).* )$"
 )

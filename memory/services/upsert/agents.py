@@ -16,8 +16,8 @@ Pure: a function of the text's items.
 from __future__ import annotations
 
 from memory.services.upsert.lexicon import verb_lemma
-from memory.services.upsert.parts import ARTICLES, PREPOSITIONS, RELATIVE_PRONOUNS
-from memory.services.upsert.tokens import DETERMINERS, FUNCTION_WORDS, stem
+from memory.services.upsert.parts import ARTICLES, RELATIVE_PRONOUNS, phrase
+from memory.services.upsert.tokens import DETERMINERS, stem
 
 # What may come just before an active clause's subject: a relative pronoun or "and".
 OPENERS = RELATIVE_PRONOUNS | {"and"}
@@ -49,17 +49,11 @@ def agent_actions(items) -> frozenset[tuple[str, str]]:
 
 
 def _noun_phrase(items, index: int, step: int) -> list[str]:
-    """The content words of a noun phrase from ``index`` one way, determiners skipped at its
-    open end ("the CX leads" → cx, leads)."""
+    """The content words of a noun phrase from ``index`` one way, in the text's order, determiners
+    skipped at its open end ("the CX leads" → cx, leads)."""
     while step == 1 and index < len(items) and items[index][1] in DETERMINERS | ARTICLES:
         index += 1
-    words = []
-    while 0 <= index < len(items) and len(words) < 3:
-        group, word, _ = items[index]
-        if group != "word" or word in FUNCTION_WORDS or word in DETERMINERS or word in PREPOSITIONS:
-            break
-        words.append(word)
-        index += step
+    words = phrase(items, index, step)
     return words if step == 1 else words[::-1]
 
 

@@ -130,3 +130,17 @@ def qualifies(items, item: int) -> bool:
     if next_word and next_word not in FUNCTION_WORDS and next_word not in PREPOSITIONS:
         return True
     return previous in ARTICLES and next_word != "of"
+
+
+def phrase(items, index: int, step: int, limit: int = 3) -> list[str]:
+    """The content words next to ``index`` going one way (``step`` 1 or -1), at most ``limit``,
+    until a mark, a function word or a determiner: a noun phrase's words ("all [partner API keys]",
+    "[admin] actions")."""
+    words = []
+    while 0 <= index < len(items) and len(words) < limit:
+        group, word, _ = items[index]
+        if group != "word" or word in FUNCTION_WORDS or word in DETERMINERS or word in PREPOSITIONS:
+            break
+        words.append(word)
+        index += step
+    return words

@@ -35,6 +35,7 @@ from memory.services.upsert.parts import (
     PREPOSITIONS,
     PRONOUNS,
     is_verbal,
+    phrase,
     qualifies,
 )
 from memory.services.upsert.tokens import (
@@ -172,7 +173,7 @@ def _read(text: str, _key: tuple) -> Reading:
         index for index, (group, word, _) in enumerate(items) if group == "word" and word in quantifier_words
     ]
     quantifiers = tuple((quantifier_words[items[i][1]], items[i][1]) for i in at_quantifiers)
-    quantified = tuple(frozenset(stem(word) for word in _phrase(items, i + 1, 1)) for i in at_quantifiers)
+    quantified = tuple(frozenset(stem(word) for word in phrase(items, i + 1, 1)) for i in at_quantifiers)
     modifiers: dict[str, set[str]] = {}
     for index, (group, word, _) in enumerate(items):
         if group == "word" and word not in FUNCTION_WORDS:
@@ -241,7 +242,7 @@ def _conditions(items) -> frozenset[str]:
         start = index + 1
         while start < len(items) and items[start][1] in DETERMINERS | {"of"}:
             start += 1
-        found.update(stem(w) for w in _phrase(items, start, 1))
+        found.update(stem(w) for w in phrase(items, start, 1))
     return frozenset(found)
 
 
@@ -250,25 +251,11 @@ def _word_before(items, index: int) -> str:
     return stem(items[index - 1][1]) if index and items[index - 1][0] == "word" else ""
 
 
-def _phrase(items, index: int, step: int, limit: int = 3) -> list[str]:
-    """The content words next to ``index`` going one way (``step`` 1 or -1), at most ``limit``,
-    until a mark, a function word or a determiner: a noun phrase's words ("all [partner API keys]",
-    "[admin] actions")."""
-    words = []
-    while 0 <= index < len(items) and len(words) < limit:
-        group, word, _ = items[index]
-        if group != "word" or word in FUNCTION_WORDS or word in DETERMINERS or word in PREPOSITIONS:
-            break
-        words.append(word)
-        index += step
-    return words
-
-
 def _modifiers(items, index: int) -> list[str]:
     """The words qualifying the word at ``index`` ("[signed] images", "the [admin] actions"): the
     content words before it, when they open a noun phrase — at a clause's start, after a
     determiner or a preposition — not a verb and its object ("must not [contain] PII")."""
-    words = _phrase(items, index - 1, -1)
+    words = phrase(items, index - 1, -1)
     opener = index - 1 - len(words)
     if opener >= 0 and items[opener][0] == "word":
         word = items[opener][1]
