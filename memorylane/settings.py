@@ -827,6 +827,19 @@ MEMORY_LANE: dict = {
     # the threshold, None, is the one it chose by cross-validation on dev. Off: on the frozen test split
     # it held 9 more of 266 payloads and 2 more of 141 legitimate texts (stop 48, docs/benchmarks.md).
     "INTENT_SCREEN": envbool("MEMORYLANE_INTENT_SCREEN"),
+    # The learned injection screen (memory/services/injection/learned.py): a classifier of character
+    # n-grams, in any language, that holds for review a text shaped like the dev payloads. Built by
+    # `manage.py build_injection_screen` (file empty: the shipped memory/data/injection_ngrams.json); the
+    # threshold, None, is the one it chose by cross-validation on dev. The build: piece sizes, pieces in
+    # at least this many texts, the legitimate share its threshold may hold, folds, strengths tried.
+    "INJECTION_LEARNED_SCREEN": envbool("MEMORYLANE_INJECTION_LEARNED_SCREEN", "true"),
+    "INJECTION_LEARNED_FILE": "",
+    "INJECTION_LEARNED_THRESHOLD": None,
+    "INJECTION_LEARNED_NGRAMS": [3, 5],
+    "INJECTION_LEARNED_MIN_DF": 2,
+    "INJECTION_LEARNED_MAX_BENIGN_HELD": 0.01,
+    "INJECTION_LEARNED_FOLDS": 5,
+    "INJECTION_LEARNED_C": [3.0, 10.0, 30.0, 100.0],
     # Provider secret formats of a maintained rule set (memory/data/betterleaks.toml, read by
     # memory/services/secret_rules.py) beside our own patterns.
     "SECRET_RULE_SET": True,
@@ -838,10 +851,10 @@ MEMORY_LANE: dict = {
     "SECRET_LABEL_RANDOM_MIN_CHARS": 16,  # letters and digits only: at least this long
     "SECRET_LABEL_MAX_ENGLISH_SHARE": 0.6,  # … and less of its letters in English words than this
     "SECRET_LABEL_MIN_ENTROPY": 2.5,  # bits per character below which a value is a placeholder (0000…)
-    "SECRET_LABEL_MAX_WORDY": 3.5,
+    "SECRET_LABEL_MAX_WORDY": 3.5,  # … and runs of letters this short on average (random keys ~2)
     "SECRET_LABEL_DIGIT_SHARE": 0.125,  # … or this share of digits at least
     "SECRET_LABEL_NO_DIGITS_MAX_WORDY": 2.5,  # with no digit: mixed case in shorter runs still
-    "SECRET_LABEL_NO_DIGITS_MIN_ENTROPY": 3.5,  # … and at least this many bits per character  # … and runs of letters this short on average (random keys ~2)
+    "SECRET_LABEL_NO_DIGITS_MIN_ENTROPY": 3.5,  # … and at least this many bits per character
     "INTENT_SCREEN_FILE": "",
     "INTENT_SCREEN_THRESHOLD": None,
     # The model reads English (memory/services/language.py): a text reads as English when at least this

@@ -57,6 +57,8 @@ ENVIRONMENT: dict[str, str] = {
     "MEMORYLANE_LLM_API_KEY": "the bearer token sent to that endpoint",
     "MEMORYLANE_REVIEW_EXTRACTED": "store extracted memories as `pending_review` instead of active "
     "candidates (`REVIEW_EXTRACTED`)",
+    "MEMORYLANE_INJECTION_LEARNED_SCREEN": "hold for review what the learned injection screen (a classifier "
+    "of character n-grams) flags (`INJECTION_LEARNED_SCREEN`, on)",
     "MEMORYLANE_INTENT_SCREEN": "also hold for review what the screen of intent (a classifier over the "
     "sentence vector) flags (`INTENT_SCREEN`); measured, it does not win yet ([Benchmarks](benchmarks.md))",
     "MEMORYLANE_MAX_BODY_BYTES": "largest request body accepted (413 above it)",
@@ -236,6 +238,19 @@ MEMORY_LANE: dict[str, dict[str, str]] = {
         "SECRET_LABEL_NO_DIGITS_MAX_WORDY": "such a value with no digit must mix cases in runs at most this long "
         "on average",
         "SECRET_LABEL_NO_DIGITS_MIN_ENTROPY": "… and carry at least this many bits per character",
+        "INJECTION_LEARNED_SCREEN": "also hold for review what the learned injection screen "
+        "(`memory/services/injection/learned.py`) flags: a classifier of character n-grams, in any language, "
+        "for a memory shaped like the dev payloads that the wording screen missed",
+        "INJECTION_LEARNED_FILE": "another classifier file, built by `manage.py build_injection_screen`; empty: "
+        "the shipped `memory/data/injection_ngrams.json`",
+        "INJECTION_LEARNED_THRESHOLD": "another threshold; `null`: the one the file chose by cross-validation on "
+        "dev",
+        "INJECTION_LEARNED_NGRAMS": "the build: the shortest and longest piece of a word it reads",
+        "INJECTION_LEARNED_MIN_DF": "the build: a piece counts when at least this many dev texts hold it",
+        "INJECTION_LEARNED_MAX_BENIGN_HELD": "the build: the legitimate share its threshold may hold for review "
+        "in cross-validation",
+        "INJECTION_LEARNED_FOLDS": "the build: cross-validation folds",
+        "INJECTION_LEARNED_C": "the build: the regularization strengths tried",
         "INTENT_SCREEN_FILE": "another classifier file, built by `manage.py build_intent_screen`; empty: the "
         "shipped `memory/data/intent_screen.json`",
         "INTENT_SCREEN_THRESHOLD": "another threshold; `null`: the one the file chose by cross-validation on dev",

@@ -1,10 +1,11 @@
 """How the screen of intent (memory/services/intent.py) is built from labeled dev texts.
 
-- **Examples.** Only texts that read as English (``language.reads_as_english``). Positives: the dev injection payloads. Negatives: the dev texts a team legitimately
-  stores — the benign texts of the injection corpus (rules that say "never", "delete",
-  "credentials"…), the secrets corpus' benign look-alikes, the memories of the retrieval sets, both
-  sides of the dedup pairs and the gold lessons of the extraction sessions. The frozen test splits
-  (``*_test.*``) are never read.
+- **Examples.** Only texts that read as English (``language.reads_as_english``; the learned screen
+  of ``injection/learned.py`` takes them all). Positives: the dev injection payloads. Negatives: the
+  dev texts a team legitimately stores — the benign texts of the injection corpus (rules that say
+  "never", "delete", "credentials"…), the secrets corpus' benign look-alikes, the memories of the
+  retrieval sets, both sides of the dedup pairs and the gold lessons of the extraction sessions. The
+  frozen test splits (``*_test.*``) are never read.
 - **Model.** A logistic regression over the unit sentence vectors, classes weighted to balance.
 - **Threshold.** Chosen by stratified cross-validation on dev: for each regularization strength, the
   lowest out-of-fold probability at which at most ``INTENT_SCREEN_MAX_BENIGN_HELD`` of the benign
@@ -40,13 +41,16 @@ def _lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def dev_examples(data: Path) -> Examples:
-    """The labeled dev texts under ``data`` (bench/data), deduplicated; never a ``*_test`` file."""
+def dev_examples(data: Path, *, english_only: bool = True, turns: bool = False) -> Examples:
+    """The labeled dev texts under ``data`` (bench/data), deduplicated; never a ``*_test`` file. With
+    ``english_only``, only the texts that read as English (the screen of intent judges only those);
+    with ``turns``, the user's and the assistant's turns of the extraction sessions are legitimate
+    texts too (chat: "you", questions, short replies)."""
     seen: dict[str, tuple[int, str]] = {}
 
     def add(text: str, label: int, group: str) -> None:
         text = text.strip()
-        if not reads_as_english(text):  # the screen judges only these (memory/services/intent.py)
+        if english_only and not reads_as_english(text):
             return
         if text not in seen or label:  # a text both ways counts as a payload
             seen[text] = (label, group)
@@ -75,6 +79,8 @@ def dev_examples(data: Path) -> Examples:
                 if line.startswith("LESSON["):
                     for variant in line.split("]:", 1)[1].split(" || "):
                         add(variant, 0, "memories")
+                elif turns and line.startswith(("U: ", "A: ")):
+                    add(line[3:], 0, "session turns")
             continue
         for row in _lines(path):
             if row.get("kind") == "benign":  # the secrets corpus: look-alikes only

@@ -52,7 +52,9 @@ A text that talks *about* these things — "we stopped recommending curl | bash 
 imperative shape, a target (a URL, a file of credentials, an agent) or an override of instructions.
 
 The package: ``normalize.py`` (the readings of a text), ``families.py`` (what each family looks
-like), ``excuses.py`` (the warnings that excuse a match) and this file, the screen.
+like), ``excuses.py`` (the warnings that excuse a match), ``learned.py`` (a classifier of character
+n-grams learned from the dev payloads, for wordings and languages the families miss; built by
+``learned_build.py``) and this file, the screen.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ from functools import lru_cache
 
 from memory.services.injection.excuses import excused
 from memory.services.injection.families import _A0, FAMILIES, GATES
+from memory.services.injection.learned import learned_reasons
 from memory.services.injection.normalize import variants
 
 __all__ = ["injection_reasons", "screen_fields", "variants"]
@@ -102,12 +105,17 @@ def injection_reasons(text: str) -> list[str]:
 
 def screen_fields(**fields) -> list[str]:
     """The reasons across several served fields of one memory (content, source chunk, tags…),
-    each prefixed with the field it came from when it is not the content."""
+    each prefixed with the field it came from when it is not the content. The content, which is
+    what a memory says, is also read by the learned screen (``learned.py``) when the wording
+    screen finds nothing in it."""
     reasons: list[str] = []
     for name, value in fields.items():
         texts = value if isinstance(value, list | tuple) else [value]
         for text in texts:
-            for reason in injection_reasons(text or ""):
+            found = injection_reasons(text or "")
+            if name == "content" and not found:
+                found = learned_reasons(text or "")
+            for reason in found:
                 label = reason if name == "content" else f"{reason} (in {name.replace('_', ' ')})"
                 if label not in reasons:
                     reasons.append(label)
