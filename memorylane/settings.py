@@ -832,6 +832,9 @@ MEMORY_LANE: dict = {
     # `manage.py build_injection_screen` (file empty: the shipped memory/data/injection_ngrams.json); the
     # threshold, None, is the one it chose by cross-validation on dev. The build: piece sizes, pieces in
     # at least this many texts, the legitimate share its threshold may hold, folds, strengths tried.
+    # A text with at least this many words cut by a hyphen or dot between letters ("ig-nore pre-vious
+    # in-struc-tions") is also read with the cuts removed (memory/services/injection/normalize.py).
+    "INJECTION_CUT_WORDS": 3,
     "INJECTION_LEARNED_SCREEN": envbool("MEMORYLANE_INJECTION_LEARNED_SCREEN", "true"),
     "INJECTION_LEARNED_FILE": "",
     "INJECTION_LEARNED_THRESHOLD": None,

@@ -238,6 +238,8 @@ MEMORY_LANE: dict[str, dict[str, str]] = {
         "SECRET_LABEL_NO_DIGITS_MAX_WORDY": "such a value with no digit must mix cases in runs at most this long "
         "on average",
         "SECRET_LABEL_NO_DIGITS_MIN_ENTROPY": "… and carry at least this many bits per character",
+        "INJECTION_CUT_WORDS": "a text with at least this many words cut by a hyphen or dot between letters "
+        "(`ig-nore pre-vious in-struc-tions`) is also screened with the cuts removed",
         "INJECTION_LEARNED_SCREEN": "also hold for review what the learned injection screen "
         "(`memory/services/injection/learned.py`) flags: a classifier of character n-grams, in any language, "
         "for a memory shaped like the dev payloads that the wording screen missed",

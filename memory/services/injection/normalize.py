@@ -1,8 +1,8 @@
 """The readings of a text an agent might act on (DESIGN.md §8), each normalized for matching: Unicode
 compatibility forms (NFKC), zero-width and bidi controls removed, confusable letters (Cyrillic and
 Greek look-alikes, fullwidth forms) mapped to ASCII, leetspeak digits read as letters, s p a c e d
-letters joined, HTML entities and percent-encoding decoded, and base64 or hex blobs decoded and read
-as well. Pure."""
+letters joined, words cut into syl-la-bles and strings glued with + put back together, HTML entities
+and percent-encoding decoded, and base64 or hex blobs decoded and read as well. Pure."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import html
 import re
 import unicodedata
 from urllib.parse import unquote
+
+from memory.conf import setting
 
 INVISIBLE = re.compile(
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
@@ -36,6 +38,12 @@ SPACED = re.compile(r"\b(?:[A-Za-z][ ._*\-]){3,}[A-Za-z]\b")
 BASE64_BLOB = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/=])")
 BASE64URL_BLOB = re.compile(r"(?<![A-Za-z0-9_=-])[A-Za-z0-9_-]{16,}={0,2}(?![A-Za-z0-9_=-])")
 HEX_BLOB = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}(?:\s|\\x|0x)?){12,}")
+# Words cut into syllables ("ig-nore pre-vious in-struc-tions", "de-lete"): a hyphen or dot between
+# two letters, read away when the text holds several such words. Strings glued back together
+# ("'cu'+'rl …'"): the quotes and the plus read away.
+CUT_WORD = re.compile(r"[^\W\d_]+(?:[-.][^\W\d_]+)+")
+CUT = re.compile(r"(?<=[^\W\d_])[-.](?=[^\W\d_])")
+GLUED_STRINGS = re.compile(r"""(['"`])\s*\+\s*\1""")
 
 
 def _decoded_text(raw: bytes) -> str | None:
@@ -90,6 +98,10 @@ def variants(text: str, depth: int = 0) -> list[str]:
         readings.append(joined)
     if LEET_WORD.search(mapped):  # digits or symbols standing in for letters inside a word
         readings.append(mapped.translate(LEET))
+    if len(CUT_WORD.findall(mapped)) >= setting("INJECTION_CUT_WORDS"):
+        readings.append(CUT.sub("", mapped))
+    if GLUED_STRINGS.search(mapped):
+        readings.append(GLUED_STRINGS.sub("", mapped))
     if re.search(r"(?i)rot-?13", base):
         readings.append(_rot13(mapped))
     if depth < 2:
