@@ -4,9 +4,10 @@ shaped like the dev payloads, in any language.
 The wording screen (``families.py``) knows the phrasings its patterns were written from, and the
 screen of intent (``memory/services/intent.py``) reads only English, the one language the embedding
 model knows. Pieces of words carry across phrasings and languages better than either ("instrucc",
-"anweis", "credenc", "evil.", "--no-ver"): this screen weighs every 3- to 5-character piece of every
-word of the text, learned from the labeled dev texts in ``bench/data/`` (never the frozen test
-splits), and scores each reading the wording screen makes of the text (decoded, de-obfuscated).
+"anweis", "credenc", "evil.", "--no-ver", "r own"): this screen weighs every piece of 3 to 5
+characters of the text, across word boundaries (chosen over pieces inside words by cross-validation
+on dev), learned from the labeled dev texts in ``bench/data/`` (never the frozen test splits), and
+scores each reading the wording screen makes of the text (decoded, de-obfuscated).
 A reading it scores at or above the threshold chosen by cross-validation on dev holds the memory
 for review, like a wording match.
 
@@ -38,17 +39,16 @@ REASON = "reads like an instruction to the agent (learned screen, score {score:.
 
 
 def grams(text: str, sizes: tuple[int, int]) -> list[str]:
-    """Every piece of ``sizes[0]`` to ``sizes[1]`` characters of every word of ``text``, each word
-    padded with a space at both ends so that its start and end are pieces of their own; the text
-    case-folded, in compatibility form, without invisible characters (pure)."""
+    """Every piece of ``sizes[0]`` to ``sizes[1]`` characters of ``text``, across the boundaries of
+    its words, which are joined by one space with a space before the first and after the last (so a
+    word's start and end are pieces too); the text case-folded, in compatibility form, without
+    invisible characters (pure)."""
     low, high = sizes
-    text = INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).casefold()
-    pieces: list[str] = []
-    for word in text.split():
-        padded = f" {word} "
-        for size in range(low, high + 1):
-            pieces += [padded[i : i + size] for i in range(len(padded) - size + 1)]
-    return pieces
+    words = INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).casefold().split()
+    if not words:
+        return []
+    joined = f" {' '.join(words)} "
+    return [joined[i : i + size] for size in range(low, high + 1) for i in range(len(joined) - size + 1)]
 
 
 @dataclass(frozen=True)

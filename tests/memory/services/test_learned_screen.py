@@ -29,9 +29,10 @@ RULES = [
 ]
 
 
-def test_a_word_is_read_as_its_pieces_with_its_ends_marked():
+def test_a_text_is_read_as_its_pieces_across_words_with_its_ends_marked():
     assert grams("Merge", (3, 4)) == [" me", "mer", "erg", "rge", "ge ", " mer", "merg", "erge", "rge "]
-    assert grams("a  b", (3, 5)) == [" a ", " b "]  # a piece is never longer than its padded word
+    assert grams("a  B", (3, 5)) == [" a ", "a b", " b ", " a b", "a b ", " a b "]
+    assert grams(" \n ", (3, 5)) == []
 
 
 @given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=80))
