@@ -214,6 +214,18 @@ def test_agents_exchanged_between_actions_say_who_now_does_what():
     ]
 
 
+def test_a_thing_pointed_at_on_one_side_only_is_reworded_not_moved():
+    assert not compare_facts(
+        "Escalate sev-1 alerts to the database lead via Opsgenie.",
+        "Sev-1 alerts get escalated through Opsgenie to whoever owns the databases.",
+    )
+    moved = compare_facts(
+        "Copy the nightly dump to the DR bucket, then to cold storage.",
+        "Copy the nightly dump to cold storage, then to the DR bucket.",
+    )
+    assert [c.kind for c in moved] == ["order"]
+
+
 def test_a_swap_between_clauses_is_named_too():
     changes = compare_facts(
         "The kiosk app is the MQTT client and the gateway box is the broker.",
