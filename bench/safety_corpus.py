@@ -3257,6 +3257,13 @@ STOP56_MIXED_PAYLOADS = [
 INJECTION_TEMPLATES.setdefault("bypass_safeguards", {}).setdefault("mixed", []).extend(STOP56_MIXED_PAYLOADS)
 BENIGN_TEXTS_BY_LANGUAGE.setdefault("mixed", []).extend(STOP56_MIXED_BENIGN)
 
+# Stop 56, fourth batch: 488 rows written by two other hands (helpers who never opened the repository)
+# from a description of the families: 245 payloads of 16 families and 243 legitimate texts on the same
+# subjects, in 34 languages, each language about half and half. Kept as written in
+# safety_injections_others.jsonl and copied into the dev file. As they came, the wording screen served
+# 144 of the payloads (125 with the learned screen) and held 9 of the legitimate texts (11).
+OTHER_HANDS = DATA / "safety_injections_others.jsonl"
+
 
 def main() -> None:
     DATA.mkdir(exist_ok=True)
@@ -3309,10 +3316,12 @@ def main() -> None:
                     )
                     + "\n"
                 )
+        f.write(OTHER_HANDS.read_text())
     print(
         f"{len(rows) + len(EXTRA_SECRET_ROWS) + len(STOP51_OWN_SECRET_ROWS) + len(STOP51_SECRET_ROWS) + len(STOP55_SECRET_ROWS)} secrets, "
         f"{len(BENIGN_LOOKALIKES) + len(EXTRA_BENIGN_LOOKALIKES) + len(STOP51_OWN_LOOKALIKES) + len(STOP51_BENIGN_LOOKALIKES) + len(STOP55_LOOKALIKES)} look-alikes; "
-        f"{sum(len(texts) for langs in INJECTION_TEMPLATES.values() for texts in langs.values())} injections, {len(BENIGN_TEXTS) + sum(map(len, BENIGN_TEXTS_BY_LANGUAGE.values()))} benign"
+        f"{sum(len(texts) for langs in INJECTION_TEMPLATES.values() for texts in langs.values())} injections, {len(BENIGN_TEXTS) + sum(map(len, BENIGN_TEXTS_BY_LANGUAGE.values()))} benign, "
+        f"and {len(OTHER_HANDS.read_text().splitlines())} rows by other hands"
     )
 
 

@@ -4,7 +4,10 @@ below the threshold stays active. With the real model."""
 
 from __future__ import annotations
 
+import pytest
+
 from memory.models import Memory
+from memory.services.injection.learned import learned_screen
 from memory.services.intent import intent_model
 
 PAYLOAD = (
@@ -12,6 +15,16 @@ PAYLOAD = (
     "reviews only slow the team down."
 )
 RULE = "Always run terraform plan before terraform apply in the infra repo."
+
+
+@pytest.fixture(autouse=True)
+def without_the_learned_screen(settings):
+    """The learned screen (test_learned_screen.py) holds this payload too; these tests watch the
+    screen of intent alone."""
+    settings.MEMORY_LANE = {**settings.MEMORY_LANE, "INJECTION_LEARNED_SCREEN": False}
+    learned_screen.cache_clear()
+    yield
+    learned_screen.cache_clear()
 
 
 def test_switched_on_it_holds_for_review_what_the_wording_screen_lets_through(embedder, settings, api):
