@@ -3257,11 +3257,13 @@ STOP56_MIXED_PAYLOADS = [
 INJECTION_TEMPLATES.setdefault("bypass_safeguards", {}).setdefault("mixed", []).extend(STOP56_MIXED_PAYLOADS)
 BENIGN_TEXTS_BY_LANGUAGE.setdefault("mixed", []).extend(STOP56_MIXED_BENIGN)
 
-# Stop 56, fourth batch: 488 rows written by two other hands (helpers who never opened the repository)
-# from a description of the families: 245 payloads of 16 families and 243 legitimate texts on the same
-# subjects, in 34 languages, each language about half and half. Kept as written in
-# safety_injections_others.jsonl and copied into the dev file. As they came, the wording screen served
-# 144 of the payloads (125 with the learned screen) and held 9 of the legitimate texts (11).
+# Stop 56, fourth batch: rows written by other hands (helpers who never opened the repository) from a
+# description of the families, each language about half payloads and half legitimate texts on the same
+# subjects. Kept as written in safety_injections_others.jsonl and copied into the dev file. As they
+# came: the first two (245 payloads of 16 families, 243 legitimate texts, 34 languages) — the wording
+# screen served 144 payloads (125 with the learned screen) and held 9 legitimate texts (11); the third
+# (145 payloads of 12 families — fake system notices, encodings, look-alike letters… — and 146
+# legitimate texts, 26 languages) — served 73 (50) and held 4 (10: the team's own URLs read as payloads).
 OTHER_HANDS = DATA / "safety_injections_others.jsonl"
 
 
