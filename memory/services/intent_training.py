@@ -126,30 +126,39 @@ def cross_validate(vectors: np.ndarray, examples: Examples) -> dict:
 
     folds = StratifiedKFold(n_splits=setting("INTENT_SCREEN_FOLDS"), shuffle=True, random_state=0)
     labels, max_held = examples.labels, setting("INTENT_SCREEN_MAX_BENIGN_HELD")
-    hard = np.array([g == HARD_NEGATIVES for g in examples.groups])
     trials = []
     for c in setting("INTENT_SCREEN_C"):
         scores = np.zeros(len(labels))
         for train, held_out in folds.split(vectors, labels):
             scores[held_out] = _fit(vectors[train], labels[train], c).predict_proba(vectors[held_out])[:, 1]
-        threshold = threshold_for(scores, labels, examples.groups, max_held)
-        held = scores >= threshold
-        trials.append(
-            {
-                "C": c,
-                "threshold": round(threshold, 4),
-                "payloads_held": round(float(held[labels == 1].mean()), 4),
-                "benign_held": round(float(held[(labels == 0) & hard].mean()), 4),
-                "negatives_held": round(float(held[labels == 0].mean()), 4),
-            }
-        )
-    best = max(trials, key=lambda trial: (trial["payloads_held"], -trial["C"]))
+        trials.append(trial(c, scores, examples, max_held, threshold_digits=4))
+    return validation(trials, setting("INTENT_SCREEN_FOLDS"), max_held)
+
+
+def trial(
+    c: float, scores: np.ndarray, examples: Examples, max_held: float, *, threshold_digits: int
+) -> dict:
+    """One regularization strength's out-of-fold figures: the threshold ``threshold_for`` chooses and
+    the shares of payloads, of benign injection-corpus texts and of all legitimate texts it holds
+    (pure; also the learned screen's build, ``injection/learned_build.py``)."""
+    labels = examples.labels
+    hard = np.array([group == HARD_NEGATIVES for group in examples.groups])
+    threshold = threshold_for(scores, labels, examples.groups, max_held)
+    held = scores >= threshold
     return {
-        "folds": setting("INTENT_SCREEN_FOLDS"),
-        "max_benign_held": max_held,
-        "trials": trials,
-        "chosen": best,
+        "C": c,
+        "threshold": round(threshold, threshold_digits),
+        "payloads_held": round(float(held[labels == 1].mean()), 4),
+        "benign_held": round(float(held[(labels == 0) & hard].mean()), 4),
+        "negatives_held": round(float(held[labels == 0].mean()), 4),
     }
+
+
+def validation(trials: list[dict], folds: int, max_held: float) -> dict:
+    """The cross-validation's record: every trial, and the one that holds the most payloads (the
+    weaker regularization of two equal ones)."""
+    best = max(trials, key=lambda found: (found["payloads_held"], -found["C"]))
+    return {"folds": folds, "max_benign_held": max_held, "trials": trials, "chosen": best}
 
 
 def build(vectors: np.ndarray, examples: Examples, model_name: str) -> dict:

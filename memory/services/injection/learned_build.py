@@ -19,7 +19,7 @@ import numpy as np
 
 from memory.conf import setting
 from memory.services.injection.learned import LearnedScreen, grams
-from memory.services.intent_training import HARD_NEGATIVES, Examples, threshold_for
+from memory.services.intent_training import Examples, trial, validation
 
 
 def _sizes() -> tuple[int, int]:
@@ -53,31 +53,14 @@ def cross_validate(examples: Examples) -> dict:
 
     folds = StratifiedKFold(n_splits=setting("INJECTION_LEARNED_FOLDS"), shuffle=True, random_state=0)
     labels, max_held = examples.labels, setting("INJECTION_LEARNED_MAX_BENIGN_HELD")
-    hard = np.array([group == HARD_NEGATIVES for group in examples.groups])
     trials = []
     for c in setting("INJECTION_LEARNED_C"):
         scores = np.zeros(len(labels))
         for train, held_out in folds.split(np.zeros(len(labels)), labels):
             screen = _fit([examples.texts[i] for i in train], labels[train], c)
             scores[held_out] = [screen.best_score(examples.texts[i]) for i in held_out]
-        threshold = threshold_for(scores, labels, examples.groups, max_held)
-        held = scores >= threshold
-        trials.append(
-            {
-                "C": c,
-                "threshold": round(threshold, 6),
-                "payloads_held": round(float(held[labels == 1].mean()), 4),
-                "benign_held": round(float(held[(labels == 0) & hard].mean()), 4),
-                "negatives_held": round(float(held[labels == 0].mean()), 4),
-            }
-        )
-    best = max(trials, key=lambda trial: (trial["payloads_held"], -trial["C"]))
-    return {
-        "folds": setting("INJECTION_LEARNED_FOLDS"),
-        "max_benign_held": max_held,
-        "trials": trials,
-        "chosen": best,
-    }
+        trials.append(trial(c, scores, examples, max_held, threshold_digits=6))
+    return validation(trials, setting("INJECTION_LEARNED_FOLDS"), max_held)
 
 
 def build(examples: Examples) -> dict:
