@@ -239,12 +239,33 @@ def _rewrite(match: re.Match, replacement: str) -> str:
     return kept + (replacement.ljust(len(phrase)) if len(replacement) <= len(phrase) else phrase)
 
 
+# A time said in words ("four in the morning", "8 in the evening", "noon", "midnight") is the time
+# written as a clock reads it ("4am", "8pm", "12pm", "12am").
+SPOKEN_TIME_RE = re.compile(
+    r"\b(?P<hour>\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)(?:\s+o['’]clock)?"
+    r"\s+in\s+the\s+(?P<part>morning|afternoon|evening)\b|\b(?P<noon>noon|midday)\b|\b(?P<midnight>midnight)\b",
+    re.IGNORECASE,
+)
+
+
+def _spoken_time(match: re.Match) -> str:
+    if match.group("noon"):
+        clock = "12pm"
+    elif match.group("midnight"):
+        clock = "12am"
+    else:
+        hour = NUMBER_WORDS.get(match.group("hour").lower(), match.group("hour"))
+        clock = hour + ("am" if match.group("part").lower() == "morning" else "pm")
+    return clock.ljust(len(match.group()))
+
+
 def _rewrite_phrases(text: str) -> str:
     """Multi-word phrases → one word ("make sure" → "ensure"), padded with spaces so every token
     keeps its position in the original text (for highlighting); and a negated comparative read as
     its bound ("no user gets more than one" ≡ "each user gets at most one"); and "out of" or
     "away from" after a verb of keeping read as "not in" ("keep tokens out of the logs" ≡ "tokens
     are never in the logs")."""
+    text = SPOKEN_TIME_RE.sub(_spoken_time, text)
     text = _kept_out_pattern(tuple(setting("UPSERT_KEEPING_VERBS"))).sub(
         lambda m: m.group("head") + "not in".ljust(len(m.group("out"))), text
     )

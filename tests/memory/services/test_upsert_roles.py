@@ -310,3 +310,55 @@ def test_only_non_negates_a_hyphenated_word():
         "Keep the session cache in-memory on each worker.",
     ):
         assert "negation" not in {t.kind for t in content_tokens(text)}, text
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Backups run at 8pm.", "Backups run at eight in the evening."),
+        ("The cache is flushed at midnight.", "The cache is flushed at 00:00."),
+        ("No deploys after 12pm on Fridays.", "No deploys after noon on Fridays."),
+    ],
+)
+def test_a_time_said_in_words_is_the_same_time(embedder, old, new):
+    assert verdict(embedder, old, new).operation == NOOP
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Backups run at 8pm.", "Backups run at eight in the morning."),
+        ("The cache is flushed at midnight.", "The cache is flushed at noon."),
+    ],
+)
+def test_another_time_said_in_words_is_a_changed_fact(embedder, old, new):
+    assert verdict(embedder, old, new).operation == UPDATE
+
+
+def test_a_day_and_an_hour_trade_places_without_changing_the_fact(embedder):
+    assert (
+        verdict(
+            embedder, "On Fridays we never deploy after 3pm.", "We never deploy after 3pm on Fridays."
+        ).operation
+        == NOOP
+    )
+    for old, new in (
+        ("Backups run at 02:00 and restores at 04:00.", "Backups run at 04:00 and restores at 02:00."),
+        ("Alice deploys on Monday and Bob on Friday.", "Alice deploys on Friday and Bob on Monday."),
+    ):
+        assert verdict(embedder, old, new).operation == UPDATE, new
+
+
+def test_under_an_exclusive_scope_may_is_the_rule_itself(embedder):
+    old = "Only the release captain may tag a build."
+    assert verdict(embedder, old, "Nobody but the release captain tags builds.").operation == NOOP
+    assert (
+        verdict(embedder, "Only admins may delete projects.", "Admins may delete projects.").operation
+        == UPDATE
+    )
+    assert (
+        verdict(
+            embedder, "Only admins may delete projects.", "Only admins may not delete projects."
+        ).operation
+        == UPDATE
+    )

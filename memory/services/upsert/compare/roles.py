@@ -255,6 +255,10 @@ def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
     drain it" is not)."""
     # A name at the start of a sentence reads as a word: strong on either side is strong; and a
     # noun is a thing on both sides.
+    # A time or a date says when, not who or what: it trades places with another of its kind ("backups
+    # at 02:00 and restores at 04:00" → the reverse), never with a thing or a day with an hour ("on
+    # Fridays … after 3pm" / "after 3pm on Fridays").
+    when = {t.key: t.kind for t in old.tokens + new.tokens if t.kind in ("time", "date")}
     named = {t.key for t in old.tokens + new.tokens if t.strong}
     kinds = {t.key for t in old.tokens + new.tokens if t.kind != "word"}
     strong = named | (set(_things(old)) & set(_things(new)) - kinds)
@@ -291,6 +295,8 @@ def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
         for new_clause, new_places in new_clauses.items():
             for a, b in combinations(in_order(old, old_places.keys() & new_places.keys()), 2):
                 if (old_places[a] < old_places[b]) == (new_places[a] < new_places[b]):
+                    continue
+                if when.get(a) != when.get(b):
                     continue
                 if (a not in named or b not in named) and not (
                     between(old, old_clause, old_places[a], old_places[b])

@@ -132,6 +132,11 @@ def compare_words(
         lone_old -= {"may"}
     if "can" in old.words:
         lone_new -= {"may"}
+    # Under an exclusive scope on both sides the permission is the rule itself: "only the captain may
+    # tag a build" ≡ "nobody but the captain tags builds".
+    if _exclusive(old) and _exclusive(new):
+        lone_old -= {"may"}
+        lone_new -= {"may"}
     removed -= lone_old
     added -= lone_new
     # A word and its negation by prefix ("safe" / "unsafe", "encrypted" / "unencrypted").
@@ -189,6 +194,11 @@ def compare_words(
         added -= bound_new
     result.reworded = shown(old, removed) + shown(new, added)
     result.unmatched_things = shown(old, nominal(old, removed)) + shown(new, nominal(new, added))
+
+
+def _exclusive(reading: Reading) -> bool:
+    """Whether the rule is said of some alone ("only", "nobody except", "X-only")."""
+    return any(t.kind == "scope" and t.key in ("only", "except") for t in reading.tokens)
 
 
 def _without_as_before(old: Reading, new: Reading) -> bool:
