@@ -512,6 +512,21 @@ MEMORY_LANE: dict = {
         ["old", "new", "legacy"],
         ["out", "inside", "outside"],
     ],
+    # Opposite qualities: one said under a negation is the other ("short-lived" ≡ "not … long",
+    # memory/services/upsert/compare/antonyms.py).
+    "UPSERT_ANTONYMS": [
+        ["short", "long"],
+        ["small", "large"],
+        ["small", "big"],
+        ["few", "many"],
+        ["fast", "slow"],
+        ["low", "high"],
+        ["early", "late"],
+        ["cheap", "expensive"],
+        ["narrow", "wide"],
+        ["thin", "thick"],
+        ["temporary", "permanent"],
+    ],
     # Words (and their light stems) that say the same thing; the first of a group is the canonical one.
     "UPSERT_SYNONYMS": [
         ["production", "prod", "live"],

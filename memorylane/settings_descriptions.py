@@ -185,6 +185,8 @@ MEMORY_LANE: dict[str, dict[str, str]] = {
         'the tests"',
         "UPSERT_SCOPE_WORDS_BEFORE_THINGS": "words that narrow a rule only before a determiner or a preposition "
         '("just the staging env" ≡ "only the staging env"), filler before a verb ("just run it")',
+        "UPSERT_ANTONYMS": "opposite qualities: one said under a negation on the other side is the same rule "
+        '("should be short-lived" ≡ "not meant to live long", "keep PRs small" ≡ "PRs must not be large")',
         "UPSERT_CLOSING_WORDS": "closing something off, as an act or a state, in either voice, is a negation: "
         '"main is frozen for merges" ≡ "nobody merges to main"; "locked" against "open" is a flipped rule',
         "UPSERT_PRIVATIVE_WORDS": 'words that say "without" before a determiner, a negation: "PRs missing a '

@@ -362,3 +362,47 @@ def test_under_an_exclusive_scope_may_is_the_rule_itself(embedder):
         ).operation
         == UPDATE
     )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "operation"),
+    [
+        (
+            "The analytics replica is read-only for the BI team.",
+            "The BI team can read from the analytics replica but not write to it.",
+            NOOP,
+        ),
+        ("The audit log is append-only.", "Entries can be appended to the audit log but never edited.", NOOP),
+        (
+            "The analytics replica is read-only for the BI team.",
+            "The BI team can read from and write to the analytics replica.",
+            UPDATE,
+        ),
+        (
+            "The analytics replica is read-only for the BI team.",
+            "The BI team can write to the analytics replica but not read from it.",
+            UPDATE,
+        ),
+        (
+            "The analytics replica is read-only for the BI team.",
+            "The BI team can read from the analytics replica but not from the primary.",
+            UPDATE,
+        ),
+    ],
+)
+def test_an_action_allowed_alone_said_as_but_not(embedder, old, new, operation):
+    assert verdict(embedder, old, new).operation == operation
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "operation"),
+    [
+        ("Use short-lived tokens for CI.", "Don't use long-lived tokens for CI.", NOOP),
+        ("Keep pull requests small.", "Pull requests must not be large.", NOOP),
+        ("Use short-lived tokens for CI.", "Use long-lived tokens for CI.", UPDATE),
+        ("Keep pull requests small.", "Pull requests must not be small.", UPDATE),
+        ("Keep pull requests small.", "Pull requests must be large.", UPDATE),
+    ],
+)
+def test_a_quality_said_by_its_opposite_under_a_negation(embedder, old, new, operation):
+    assert verdict(embedder, old, new).operation == operation

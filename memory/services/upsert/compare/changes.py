@@ -69,6 +69,7 @@ class Comparison:
     old_keys: set[str] = field(default_factory=set)  # tokens whose role changed, to highlight
     new_keys: set[str] = field(default_factory=set)
     spelled_out: bool = False  # an acronym spelled out on the other side (the cosine undercounts it)
+    allowed_alone: bool = False  # "V-only" read as the other side's "V but not W" (exclusive.py)
 
 
 def surfaces(reading: Reading, keys, *, kinds=None) -> list[str]:

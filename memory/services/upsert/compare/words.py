@@ -133,8 +133,8 @@ def compare_words(
     if "can" in old.words:
         lone_new -= {"may"}
     # Under an exclusive scope on both sides the permission is the rule itself: "only the captain may
-    # tag a build" ≡ "nobody but the captain tags builds".
-    if _exclusive(old) and _exclusive(new):
+    # tag a build" ≡ "nobody but the captain tags builds"; so in "users may read it but never write".
+    if (_exclusive(old) and _exclusive(new)) or result.allowed_alone:
         lone_old -= {"may"}
         lone_new -= {"may"}
     removed -= lone_old
