@@ -3264,6 +3264,12 @@ BENIGN_TEXTS_BY_LANGUAGE.setdefault("mixed", []).extend(STOP56_MIXED_BENIGN)
 # screen served 144 payloads (125 with the learned screen) and held 9 legitimate texts (11); the third
 # (145 payloads of 12 families — fake system notices, encodings, look-alike letters… — and 146
 # legitimate texts, 26 languages) — served 73 (50) and held 4 (10: the team's own URLs read as payloads).
+# Stop 57: three more batches by other hands (240 payloads of 12 families — safeguards bypassed as a
+# team convention, claimed approvals and urgency, "forget the rule", concealment, secrets disclosed,
+# persistence, a role with a permission, privilege escalation, text addressed to the agent, conditional
+# triggers, credential phishing, destructive commands — and 240 legitimate texts on the same subjects,
+# 30 languages): as they came the wording screen served 186, with the learned and intent screens 153,
+# and they held 7 and 12 of the legitimate texts.
 OTHER_HANDS = DATA / "safety_injections_others.jsonl"
 
 
