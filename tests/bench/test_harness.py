@@ -92,6 +92,15 @@ def test_the_retrieval_harness_reports_every_mode(tmp_path, db):
     assert {"recall@1", "recall@3", "mrr", "ndcg@10", "by_kind"} <= set(full)
     assert set(full["by_kind"]) == {"intent", "paraphrase"}
     assert full["recall@3"] == 1.0 and full["mrr"] > 0.8
+    assert full["recall_any@3"] == 1.0 and full["recall_any@1"] >= full["recall@1"]
+
+
+def test_recall_counts_the_share_of_relevant_memories_and_recall_any_one_of_them():
+    from bench.retrieval import metrics_for
+
+    row = metrics_for(["a", "x", "y", "b"], {"a", "b"}, [1, 3])
+    assert row["recall@1"] == 0.5 and row["recall@3"] == 0.5 and row["recall_any@1"] == 1.0
+    assert metrics_for(["x", "a"], {"a"}, [1])["recall_any@1"] == 0.0
 
 
 def test_the_retrieval_harness_refuses_a_dataset_with_unknown_relevant_ids(tmp_path):
