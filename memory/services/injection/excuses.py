@@ -108,7 +108,7 @@ def excused(family: str, text: str, match: re.Match) -> bool:
 # The match is what someone else is said to ask — inside quotation marks, or after a verb of asking
 # or saying — and the text answers it with a report or a refusal outside the match.
 QUOTES = re.compile(
-    r"'[^'\n]{3,}'|\"[^\"\n]{3,}\"|“[^”\n]{3,}”|‘[^’\n]{3,}’|「[^」\n]{2,}」|『[^』\n]{2,}』|«[^»\n]{3,}»|„[^“\n]{3,}“"
+    r"(?<![^\W\d_])'[^'\n]{3,}'(?![^\W\d_])|\"[^\"\n]{3,}\"|“[^”\n]{3,}”|‘[^’\n]{3,}’|「[^」\n]{2,}」|『[^』\n]{2,}』|«[^»\n]{3,}»|„[^“\n]{3,}“"
 )
 REPORTED_LEAD = re.compile(
     r"(?i)(?:\b(?:tells?|telling|told|asks?|asking|asked|instructs?|instructing|wants?|urges?|requests?)"
@@ -123,7 +123,7 @@ REPORTED_ANSWER = re.compile(
     r"flag (?:it|this|them)|suspicious|prompt[- ]injection|injection|don't follow|do not follow|never follow|"
     r"instead of following|not follow|don't comply|do not comply|refuse|test data|fixtures?|treat (?:it|them) as|"
     r"meld\w*|verdächtig|nicht befolgen|signale[rz]|suspect|ne (?:pas )?(?:suivre|obéir)|denuncia|reporta|"
-    r"sospechos[oa]|no (?:lo )?sigas|segnala|sospett[oa]|melden|verdacht|zgłoś|podejrzan\w*|rapportera|"
+    r"sospechos[oa]|no (?:lo )?sigas|segnala|sospett[oa]|verdacht|zgłoś|podejrzan\w*|rapportera|"
     r"misstänkt|bildir|şüpheli|laporkan|mencurigakan|báo cáo|đáng ngờ)\b"
     r"|(?:сообщи|подозрительн|не выполня|повідом|підозріл|注入|别照做|不要照做|勿照做|报给|举报|可疑|インジェクション|"
     r"報告|不審|従わない|신고|의심|보고|रिपोर्ट|संदिग्ध|बताएं|أبلغ|مشبوه)"
