@@ -510,6 +510,7 @@ MEMORY_LANE: dict = {
         ["encrypt", "decrypt"],
         ["may", "optional"],
         ["old", "new", "legacy"],
+        ["major", "minor", "patch"],
         ["out", "inside", "outside"],
     ],
     # Opposite qualities: one said under a negation is the other ("short-lived" ≡ "not … long",

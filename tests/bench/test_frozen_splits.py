@@ -23,6 +23,7 @@ def test_the_dev_and_test_splits_share_no_text():
         return {row[key] for row in rows for key in ("a", "b")}
 
     assert not texts("dedup_governed_test.jsonl") & texts("dedup_governed_dev.jsonl")
+    assert not texts("dedup_governed_test.jsonl") & texts("dedup_governed_dev_others.jsonl")
 
 
 def test_the_issue_43_test_splits_are_the_ones_written_first():

@@ -406,3 +406,32 @@ def test_an_action_allowed_alone_said_as_but_not(embedder, old, new, operation):
 )
 def test_a_quality_said_by_its_opposite_under_a_negation(embedder, old, new, operation):
     assert verdict(embedder, old, new).operation == operation
+
+
+def test_two_clauses_exchanging_their_subjects_is_a_swap_even_word_for_word(embedder):
+    old = "Training uses the A100 pool, and batch inference uses the T4 pool."
+    for new in (
+        "Batch inference uses the A100 pool, and training uses the T4 pool.",
+        "Batch inference runs on the A100 pool, while training goes to the T4 pool.",
+    ):
+        assert verdict(embedder, old, new).operation == UPDATE, new
+    assert (
+        verdict(embedder, old, "Batch inference uses the T4 pool, and training uses the A100 pool.").operation
+        == NOOP
+    )
+
+
+def test_a_major_release_is_not_any_release(embedder):
+    old = "Run the load test suite before releases of streaming-api."
+    assert (
+        verdict(embedder, old, "Run the load test suite before major releases of streaming-api.").operation
+        == UPDATE
+    )
+    assert (
+        verdict(
+            embedder,
+            "Bump the major version for breaking changes.",
+            "For breaking changes, bump the major version.",
+        ).operation
+        == NOOP
+    )

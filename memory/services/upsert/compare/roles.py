@@ -203,6 +203,41 @@ def _clause_swaps(old: Reading, new: Reading) -> list[tuple[str, str]]:
     if len(ranked) > 1 and len(read_in_order) != 1:
         return []  # no one way to match the clauses: nothing can be said to have moved
     mapping = read_in_order[0] if len(ranked) > 1 else ranked[0]
+    swaps = _swaps_under(old, new, mapping, old_clause, new_clause, shared)
+    # Two matchings as good as each other mean half the things went one way and half the other
+    # ("training uses the A100 pool and inference the T4 pool" → "inference uses the A100 pool and
+    # training the T4 pool"): what one reading of the clauses does not show moved, the other may.
+    # Only names, numbers and identifiers count then: the words of a reworded clause move too.
+    strong = {t.key for t in old.tokens + new.tokens if t.strong}
+    for other in ranked:
+        if swaps:
+            break
+        if other != mapping:
+            found = _swaps_under(old, new, other, old_clause, new_clause, shared)
+            swaps = [(x, y) for x, y in found if x in strong and y in strong]
+            # What a clause says rather than what opens it ("A100 ↔ T4", not "vision-model ↔ T4").
+            opening = {t.key for n, t in enumerate(old.tokens) if old.leading[n]}
+            swaps.sort(key=lambda pair: (pair[0] in opening) + (pair[1] in opening))
+    if swaps:
+        return swaps
+    # A name or number moved alone into what another clause says ("Acme is the controller and we
+    # are the processor" → "we are the controller and Acme is the processor").
+    things = _things(old).keys() & _things(new).keys()
+    displaced = [k for k in in_order(old, shared & things) if mapping.get(old_clause[k]) != new_clause[k]]
+    names = {t.key for t in old.tokens + new.tokens if t.kind == "name"}
+    old_subjects, new_subjects = _subjects(old), _subjects(new)
+    moved = [
+        k
+        for k in displaced
+        if k in names and k in old_subjects and k in new_subjects and mapping.get(old_clause[k]) is not None
+    ]
+    return [(k, "") for k in moved[:1]]
+
+
+def _swaps_under(
+    old: Reading, new: Reading, mapping: dict, old_clause: dict, new_clause: dict, shared
+) -> list:
+    """Under one matching of the clauses, the pairs of things that each moved into the other's."""
     things = _things(old).keys() & _things(new).keys()
     displaced = [k for k in in_order(old, shared & things) if mapping.get(old_clause[k]) != new_clause[k]]
 
@@ -214,25 +249,13 @@ def _clause_swaps(old: Reading, new: Reading) -> list[tuple[str, str]]:
         "it belongs in v2, not v1" whatever clause each sits in."""
         return roles(old, x) == roles(new, x) != roles(old, y) == roles(new, y)
 
-    swaps = [
+    return [
         (x, y)
         for x, y in combinations(displaced, 2)
         if mapping.get(old_clause[y]) == new_clause[x]
         and mapping.get(old_clause[x]) == new_clause[y]
         and not kept_apart(x, y)
     ]
-    if swaps:
-        return swaps
-    # A name or number moved alone into what another clause says ("Acme is the controller and we
-    # are the processor" → "we are the controller and Acme is the processor").
-    names = {t.key for t in old.tokens + new.tokens if t.kind == "name"}
-    old_subjects, new_subjects = _subjects(old), _subjects(new)
-    moved = [
-        k
-        for k in displaced
-        if k in names and k in old_subjects and k in new_subjects and mapping.get(old_clause[k]) is not None
-    ]
-    return [(k, "") for k in moved[:1]]
 
 
 def _subjects(reading: Reading) -> set[str]:
