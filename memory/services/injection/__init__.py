@@ -62,6 +62,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+
 from memory.services.injection.excuses import excused
 from memory.services.injection.families import _A0, FAMILIES, GATES
 from memory.services.injection.learned import learned_reasons
@@ -85,6 +88,13 @@ def injection_reasons(text: str) -> list[str]:
     found (empty when it does not)."""
     if not text or not text.strip():
         return []
+    return list(_reasons(text))
+
+
+# The same text is often screened twice in a row (extraction screens a candidate, then the store
+# screens it again with its source chunk): the answer is a pure function of the text.
+@lru_cache(maxsize=2048)
+def _reasons(text: str) -> tuple[str, ...]:
     found: list[str] = []
     gates = _compiled_gates()
     for reading in variants(text):
@@ -100,7 +110,14 @@ def injection_reasons(text: str) -> list[str]:
                     continue
             if any(not excused(family, reading, match) for match in pattern.finditer(reading)):
                 found.append(family)
-    return found
+    return tuple(found)
+
+
+@receiver(setting_changed)
+def _forget(**kwargs) -> None:
+    """A changed ``MEMORY_LANE`` (``INJECTION_CUT_WORDS`` shapes the readings) empties the cache."""
+    if kwargs["setting"] == "MEMORY_LANE":
+        _reasons.cache_clear()
 
 
 def screen_fields(**fields) -> list[str]:
