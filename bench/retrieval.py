@@ -134,18 +134,25 @@ def evaluate(queries: list[dict], mapping: dict[str, str], modes: list[str], ks:
 
 def print_table(report: dict, ks: list[int], stream=sys.stdout) -> None:
     columns = [*(f"recall@{k}" for k in ks), "mrr", "ndcg@10", f"recall_any@{max(ks)}"]
-    print(f"{'mode':<8} {'kind':<11} " + " ".join(f"{c:>9}" for c in columns) + f" {'ms/q':>7}", file=stream)
+    widths = {c: max(9, len(c)) for c in columns}
+    print(
+        f"{'mode':<8} {'kind':<11} " + " ".join(f"{c:>{widths[c]}}" for c in columns) + f" {'ms/q':>7}",
+        file=stream,
+    )
     for mode, row in report.items():
         print(
             f"{mode:<8} {'all':<11} "
-            + " ".join(f"{row[c]:>9.4f}" for c in columns)
+            + " ".join(f"{row[c]:>{widths[c]}.4f}" for c in columns)
             + f" {row['ms_per_query']:>7.1f}",
             file=stream,
         )
         for kind, kind_row in row["by_kind"].items():
             if kind == "all":
                 continue
-            print(f"{'':<8} {kind:<11} " + " ".join(f"{kind_row[c]:>9.4f}" for c in columns), file=stream)
+            print(
+                f"{'':<8} {kind:<11} " + " ".join(f"{kind_row[c]:>{widths[c]}.4f}" for c in columns),
+                file=stream,
+            )
 
 
 def main(argv: list[str] | None = None) -> int:

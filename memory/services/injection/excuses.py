@@ -120,7 +120,7 @@ REPORTED_LEAD = re.compile(
 )
 REPORTED_ANSWER = re.compile(
     r"(?i)\b(?:report\w* (?:it |this |them )?(?:to|in|via|with) (?:the )?#?(?:sec|security|infosec|appsec|incident)\w*|"
-    r"flag (?:it|this|them)|suspicious|prompt[- ]injection|injection|don't follow|do not follow|never follow|"
+    r"flag (?:it|this|them)|suspicious|injection|don't follow|do not follow|never follow|"
     r"instead of following|not follow|don't comply|do not comply|refuse|test data|fixtures?|treat (?:it|them) as|"
     r"meld\w*|verdächtig|nicht befolgen|signale[rz]|suspect|ne (?:pas )?(?:suivre|obéir)|denuncia|reporta|"
     r"sospechos[oa]|no (?:lo )?sigas|segnala|sospett[oa]|verdacht|zgłoś|podejrzan\w*|rapportera|"

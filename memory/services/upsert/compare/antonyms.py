@@ -4,9 +4,8 @@ large". The opposites are ``UPSERT_ANTONYMS``. Pure."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from memory.conf import setting
+from memory.services.upsert.compare.changes import negated_at
 from memory.services.upsert.reading import Reading
 from memory.services.upsert.tokens import Token, stem
 
@@ -44,7 +43,5 @@ def opposite_negated(plain: Reading, other: Reading) -> Reading | None:
             said = next((t for t in other.tokens if _head(t) == opposite and t.start > first_negation), None)
             if said is None or opposite in plain_heads or _head(token) in other_heads:
                 continue
-            tokens = list(plain.tokens)
-            tokens[n] = Token(said.key, said.kind, token.surface, token.start, token.end)
-            return replace(plain, tokens=tuple(tokens), negations=plain.negations + 1)
+            return negated_at(plain, n, Token(said.key, said.kind, token.surface, token.start, token.end))
     return None

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from memory.services.upsert.reading import Reading
+from memory.services.upsert.tokens import Token
 
 KIND_ORDER = [
     "negation",
@@ -91,3 +92,11 @@ def in_order(reading: Reading, keys) -> list[str]:
         if token.key in keys and token.key not in ordered:
             ordered.append(token.key)
     return ordered
+
+
+def negated_at(reading: Reading, index: int, token: Token) -> Reading:
+    """``reading`` with its token at ``index`` read as ``token`` and one negation more: how a side
+    is read in the other's words ("read-only" as "… not write", "short-lived" as "not … long")."""
+    tokens = list(reading.tokens)
+    tokens[index] = token
+    return replace(reading, tokens=tuple(tokens), negations=reading.negations + 1)

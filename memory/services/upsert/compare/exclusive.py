@@ -5,8 +5,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
+from memory.services.upsert.compare.changes import negated_at
 from memory.services.upsert.reading import Reading
 from memory.services.upsert.tokens import Token, stem
 
@@ -33,6 +33,4 @@ def only_as_but_not(narrow: Reading, narrow_text: str, other: Reading, other_tex
     if not (said_before and negated_after):
         return None
     only = narrow.tokens[compound]
-    tokens = list(narrow.tokens)
-    tokens[compound] = Token("not", "negation", only.surface, only.start, only.end)
-    return replace(narrow, tokens=tuple(tokens), negations=narrow.negations + 1)
+    return negated_at(narrow, compound, Token("not", "negation", only.surface, only.start, only.end))

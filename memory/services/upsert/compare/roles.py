@@ -204,42 +204,47 @@ def _clause_swaps(old: Reading, new: Reading) -> list[tuple[str, str]]:
         return []  # no one way to match the clauses: nothing can be said to have moved
     mapping = read_in_order[0] if len(ranked) > 1 else ranked[0]
     swaps = _swaps_under(old, new, mapping, old_clause, new_clause, shared)
-    # Two matchings as good as each other mean half the things went one way and half the other
-    # ("training uses the A100 pool and inference the T4 pool" → "inference uses the A100 pool and
-    # training the T4 pool"): what one reading of the clauses does not show moved, the other may.
-    # Only names, numbers and identifiers count then: the words of a reworded clause move too.
-    strong = {t.key for t in old.tokens + new.tokens if t.strong}
-    for other in ranked:
-        if swaps:
-            break
-        if other != mapping:
+    if not swaps:
+        # Two matchings as good as each other mean half the things went one way and half the other
+        # ("training uses the A100 pool and inference the T4 pool" → "inference uses the A100 pool
+        # and training the T4 pool"): what one matching does not show moved, another may. Only
+        # names, numbers and identifiers count then (the words of a reworded clause move too), and
+        # what a clause says comes before what opens it ("A100 ↔ T4", not "vision-model ↔ T4").
+        strong = {t.key for t in old.tokens + new.tokens if t.strong}
+        opening = {t.key for n, t in enumerate(old.tokens) if old.leading[n]}
+        for other in (m for m in ranked if m != mapping):
             found = _swaps_under(old, new, other, old_clause, new_clause, shared)
-            swaps = [(x, y) for x, y in found if x in strong and y in strong]
-            # What a clause says rather than what opens it ("A100 ↔ T4", not "vision-model ↔ T4").
-            opening = {t.key for n, t in enumerate(old.tokens) if old.leading[n]}
-            swaps.sort(key=lambda pair: (pair[0] in opening) + (pair[1] in opening))
+            found = [(x, y) for x, y in found if x in strong and y in strong]
+            if found:
+                swaps = sorted(found, key=lambda pair: (pair[0] in opening) + (pair[1] in opening))
+                break
     if swaps:
         return swaps
     # A name or number moved alone into what another clause says ("Acme is the controller and we
     # are the processor" → "we are the controller and Acme is the processor").
-    things = _things(old).keys() & _things(new).keys()
-    displaced = [k for k in in_order(old, shared & things) if mapping.get(old_clause[k]) != new_clause[k]]
     names = {t.key for t in old.tokens + new.tokens if t.kind == "name"}
     old_subjects, new_subjects = _subjects(old), _subjects(new)
     moved = [
         k
-        for k in displaced
+        for k in _displaced(old, new, mapping, old_clause, new_clause, shared)
         if k in names and k in old_subjects and k in new_subjects and mapping.get(old_clause[k]) is not None
     ]
     return [(k, "") for k in moved[:1]]
+
+
+def _displaced(
+    old: Reading, new: Reading, mapping: dict, old_clause: dict, new_clause: dict, shared
+) -> list[str]:
+    """The things both texts hold that one matching of the clauses does not keep in their clause."""
+    things = _things(old).keys() & _things(new).keys()
+    return [k for k in in_order(old, shared & things) if mapping.get(old_clause[k]) != new_clause[k]]
 
 
 def _swaps_under(
     old: Reading, new: Reading, mapping: dict, old_clause: dict, new_clause: dict, shared
 ) -> list:
     """Under one matching of the clauses, the pairs of things that each moved into the other's."""
-    things = _things(old).keys() & _things(new).keys()
-    displaced = [k for k in in_order(old, shared & things) if mapping.get(old_clause[k]) != new_clause[k]]
+    displaced = _displaced(old, new, mapping, old_clause, new_clause, shared)
 
     def roles(reading: Reading, key: str) -> set[str]:
         return {reading.role[n] for n, t in enumerate(reading.tokens) if t.key == key}
@@ -276,12 +281,12 @@ def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
     is no swap, and two nouns only count with the same verb between them on both sides (subject
     and object exchanged; "drain the node before you cordon it" → "before you cordon the node,
     drain it" is not)."""
-    # A name at the start of a sentence reads as a word: strong on either side is strong; and a
-    # noun is a thing on both sides.
     # A time or a date says when, not who or what: it trades places with another of its kind ("backups
     # at 02:00 and restores at 04:00" → the reverse), never with a thing or a day with an hour ("on
     # Fridays … after 3pm" / "after 3pm on Fridays").
     when = {t.key: t.kind for t in old.tokens + new.tokens if t.kind in ("time", "date")}
+    # A name at the start of a sentence reads as a word: strong on either side is strong; and a
+    # noun is a thing on both sides.
     named = {t.key for t in old.tokens + new.tokens if t.strong}
     kinds = {t.key for t in old.tokens + new.tokens if t.kind != "word"}
     strong = named | (set(_things(old)) & set(_things(new)) - kinds)
