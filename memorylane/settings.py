@@ -573,11 +573,15 @@ MEMORY_LANE: dict = {
         ["current", "up-to-date"],
         ["delete", "remove", "drop"],
         ["ticket", "issue"],
+        ["reply", "answer", "response"],
         ["bug", "defect"],
         ["flag", "toggle"],
         ["restart", "reboot", "bounce"],
         ["purge", "clear", "wipe", "flush"],
         ["credentials", "creds"],
+        # A bound said by its noun: "a minimum of 2 approvals" ≡ "at least 2", "max 5 retries" ≡ "at most 5".
+        ["least", "minimum", "min"],
+        ["most", "maximum", "max"],
         ["endpoint", "route"],
         ["notify", "alert", "ping"],
         ["allowlist", "whitelist"],
@@ -604,7 +608,10 @@ MEMORY_LANE: dict = {
         "needs",
     ],
     # Verbs that carry no fact of their own ("use X" ≡ "X is what we go with"): read as nothing.
-    "UPSERT_LIGHT_VERBS": ["use", "go", "take", "bring", "put", "act", "serve", "make", "have"],
+    "UPSERT_LIGHT_VERBS": [
+        *["use", "go", "take", "bring", "put", "act", "serve", "make", "have"],
+        *["goes", "went", "gone", "took", "taken", "brought", "made"],  # forms the stemmer does not reach
+    ],
     # Words that narrow a rule (the word → its kind): one side saying "only" or "except" and the other not
     # is a changed scope.
     "UPSERT_SCOPE_WORDS": {
@@ -670,6 +677,12 @@ MEMORY_LANE: dict = {
     # A phrase opened by one of these bounds the rule in time: said on one side only, the scope changed
     # ("production deploys need approval" → "production deploys during business hours need approval").
     "UPSERT_CONDITION_PREPOSITIONS": ["during", "outside"],
+    # Nouns of assent: who gives one ("sign-off from the finance lead", "approval by legal") is its agent,
+    # read first as the subject of "the finance lead approves" (memory/services/upsert/reading.py).
+    "UPSERT_ASSENT_NOUNS": [
+        *["approval", "sign-off", "signoff", "review", "confirmation", "consent", "permission"],
+        *["authorization", "authorisation", "go-ahead", "ack", "acknowledgement", "ok"],
+    ],
     # "over" rejects what follows it after one of these verbs ("prefer X over Y").
     "UPSERT_PREFERENCE_VERBS": ["prefer", "favor", "favour", "choose", "pick", "select"],
     # Words that start another clause (besides punctuation, and "and"/"or" before a new subject).

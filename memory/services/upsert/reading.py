@@ -65,6 +65,9 @@ class Frame(NamedTuple):
     targets: frozenset[str]  # the keys it may point at
     role: str  # "+" preferred, "-" in a rejected span
     verb: str  # the verb before it in its clause, or ""
+    # The other words qualifying the same head ("into ledger prod hosts": prod), which one side may say
+    # after the head instead ("into production hosts for the ledger service").
+    qualifiers: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -143,7 +146,7 @@ def _read(text: str, _key: tuple) -> Reading:
     items = [
         (m.lastgroup, m.group().lower().replace("’", "'"), m.start()) for m in ITEM_RE.finditer(rewritten)
     ]
-    clause_of_item = _clauses(items)
+    clause_of_item, fronted = _clauses(items)
     # Each token sits on the item it starts in.
     starts = [start for _, _, start in items]
     # A token opening with a mark sits on the word after it (".terraform", "~/.gradle/caches").
@@ -162,7 +165,7 @@ def _read(text: str, _key: tuple) -> Reading:
             first_words.setdefault(clause_of_item[index], index)
     leading = tuple(first_words.get(clause_of_item[i]) == i for i in at)
     role, rejected_spans, preferences = _roles(items, clause_of_item, at, tokens)
-    position, agentless = _positions(items, clause_of_item, at)
+    position, agentless = _positions(items, clause_of_item, at, fronted)
     frames, relations = _frames(items, clause_of_item, at, tokens, verbal, rejected_spans)
     # "prefer X over Y" rejects Y as "X, not Y" does: it counts as a negation.
     negations = sum(token.kind == "negation" for token in tokens) + preferences
@@ -272,13 +275,16 @@ def _item_at(starts: list[int], offset: int) -> int:
     return max(0, bisect_right(starts, offset) - 1)
 
 
-def _clauses(items: list[tuple[str, str, int]]) -> list[int]:
+def _clauses(items: list[tuple[str, str, int]]) -> tuple[list[int], frozenset[int]]:
     """The clause of each item: a new clause after a mark, at a clause word, and at "and"/"or"
-    followed by a determiner or by three content words before the next mark."""
+    followed by a determiner or by three content words before the next mark. And the items of the
+    phrases fronted before their clause, which belong to it."""
     clause_words = word_setting("UPSERT_CLAUSE_WORDS")
-    clause, result = 0, []
+    clause, result, opened, fronted = 0, [], 0, set()
     for index, (group, word, _) in enumerate(items):
-        if (
+        if word == "," and _fronted_phrase(items[opened:index], clause_words):
+            fronted.update(range(opened, index))
+        elif (
             group == "mark"
             and not _opens_relative(items, index)
             or word in clause_words
@@ -287,8 +293,26 @@ def _clauses(items: list[tuple[str, str, int]]) -> list[int]:
             and _starts_clause(items, index)
         ):
             clause += 1
+            opened = index + 1
         result.append(clause)
-    return result
+    return result, frozenset(fronted)
+
+
+FRONTED_WORDS = 4  # content words at most in a phrase fronted before its clause
+
+
+def _fronted_phrase(segment, clause_words) -> bool:
+    """Is ``segment``, ended by a comma, a short phrase opened by a preposition and put before its
+    clause ("For payroll-service, run the tests…", "Before opening a PR, run…")? It belongs to the
+    clause that follows, as it would at the end of it. A condition ("if", "when") is a clause."""
+    words = [word for group, word, _ in segment if group == "word"]
+    return (
+        bool(segment)
+        and segment[0][0] == "word"
+        and words[0] in PREPOSITIONS
+        and words[0] not in clause_words
+        and sum(word not in FUNCTION_WORDS for word in words[1:]) <= FRONTED_WORDS
+    )
 
 
 def _opens_relative(items, index: int) -> bool:
@@ -365,10 +389,11 @@ def _phrase_after(items, clause_of_item, index: int, *, whole: bool = False) -> 
     return taken
 
 
-def _positions(items, clause_of_item, at) -> tuple[tuple[float, ...], frozenset[int]]:
+def _positions(items, clause_of_item, at, fronted=frozenset()) -> tuple[tuple[float, ...], frozenset[int]]:
     """The place of each token in its clause; the agent of a passive clause ("is scanned by Snyk")
-    is read first, as it would be in the active voice. And the passive clauses without an agent,
-    whose order says nothing of who does what."""
+    is read first, as it would be in the active voice, and a phrase fronted before its clause
+    ("After any schema change, regenerate…") last, where it would stand unfronted. And the passive
+    clauses without an agent, whose order says nothing of who does what."""
     agent: set[int] = set()
     passive_clauses = {
         clause_of_item[j]
@@ -378,10 +403,13 @@ def _positions(items, clause_of_item, at) -> tuple[tuple[float, ...], frozenset[
     with_agent: set[int] = set()
     verb_at: dict[int, float] = {}
     for index, (group, word, _) in enumerate(items):
-        if word != "by" or group != "word":
+        if word not in ("by", "from") or group != "word":
             continue
         clause = clause_of_item[index]
-        passive = any(
+        if _after_assent(items, index):
+            agent.update(_phrase_after(items, clause_of_item, index))
+            continue
+        passive = word == "by" and any(
             items[j][1] in BE and clause_of_item[j] == clause for j in range(max(0, index - 4), index)
         )
         if passive:
@@ -400,8 +428,19 @@ def _positions(items, clause_of_item, at) -> tuple[tuple[float, ...], frozenset[
             )
             if participle is not None and phrase:
                 verb_at[participle] = max(phrase) - 10_000 + 0.5
-    positions = tuple(verb_at.get(item, item - (10_000 if item in agent else 0)) for item in at)
+    positions = tuple(
+        verb_at.get(item, item - (10_000 if item in agent else 0) + (10_000 if item in fronted else 0))
+        for item in at
+    )
     return positions, frozenset(passive_clauses - with_agent)
+
+
+def _after_assent(items, index: int) -> bool:
+    """Is the word at ``index`` ("from", "by") after a noun of assent? Whoever gives an approval is
+    its agent, no source: "need sign-off from the finance lead" ≡ "must be approved by the finance
+    lead"."""
+    assents = {stem(word) for word in word_setting("UPSERT_ASSENT_NOUNS")}
+    return index > 0 and stem(items[index - 1][1]) in assents
 
 
 def _gerund_object(following, at, tokens, verbal) -> bool:
@@ -449,6 +488,10 @@ def _frames(items, clause_of_item, at, tokens, verbal, rejected) -> tuple[tuple[
         relation = relations[word]
         if relation in ("to", "from") and (not following or verbal[following[0]]):
             continue
+        if _after_assent(items, index):
+            relation = (
+                "by"  # "sign-off from the guild": who gives it (its agent), not where something comes from
+            )
         things = [n for n in following if not verbal[n]]
         if _gerund_object(following, at, tokens, verbal):
             things.insert(0, following[1])  # "before running apply": the thing run, a verb's name or not
@@ -460,9 +503,12 @@ def _frames(items, clause_of_item, at, tokens, verbal, rejected) -> tuple[tuple[
             targets = frozenset()  # "until it is fixed": what "it" is, the clause does not say
         used.add(relation)
         verbs = [n for n in in_clause.get(clause_of_item[index], ()) if at[n] < index and verbal[n]]
-        frames.append(
-            Frame(
-                relation, targets, "-" if index in rejected else "+", tokens[verbs[-1]].key if verbs else ""
-            )
-        )
+        run = things[:1]
+        for n in things[1:]:
+            if at[n] != at[run[-1]] + 1:
+                break
+            run.append(n)
+        qualifiers = frozenset(tokens[n].key for n in run[:-1]) - targets
+        role = "-" if index in rejected else "+"
+        frames.append(Frame(relation, targets, role, tokens[verbs[-1]].key if verbs else "", qualifiers))
     return tuple(frames), frozenset(used)

@@ -435,3 +435,69 @@ def test_a_major_release_is_not_any_release(embedder):
         ).operation
         == NOOP
     )
+
+
+SHAPES_KEEPING_THE_FACT = {
+    "a bound said by its noun": (
+        "Every release of the mobile app needs at least two QA approvals.",
+        "Mobile app releases need a minimum of two QA approvals.",
+    ),
+    "a reply is an answer": (
+        "Bug reports without an answer for a week go to the triage lead.",
+        "Bug reports without a reply for a week go to the triage lead.",
+    ),
+    "an irregular form of a light verb is wording": (
+        "QA for the loyalty app happens in the staging environment before production.",
+        "The loyalty app gets QA in staging before it goes to prod.",
+    ),
+    "an imperative before an adjective": ("Store large datasets with DVC.", "Large dataset files go in DVC."),
+    "a phrase fronted before its clause belongs to it": (
+        "For ios-app, run the snapshot tests locally before opening a PR.",
+        "Before opening a PR, run ios-app's snapshot tests locally.",
+    ),
+    "whoever gives the sign-off is its agent": (
+        "Vendor invoices above 5,000 USD need sign-off from the finance lead.",
+        "Invoices from vendors over 5,000 USD must be approved by the finance lead.",
+    ),
+    "a qualifier said after its head": (
+        "No one should SSH into production nodes for the search cluster; use the maintenance playbooks instead.",
+        "SSHing into search prod nodes is not allowed — run the maintenance playbooks instead.",
+    ),
+}
+
+SHAPES_CHANGING_THE_FACT = {
+    "the other bound said by its noun": (
+        "Every release of the mobile app needs at least two QA approvals.",
+        "Mobile app releases need a maximum of two QA approvals.",
+    ),
+    "a fronted phrase and its clause exchanged": (
+        "Before tagging a release, run the contract tests for search-api.",
+        "Before running the contract tests for search-api, tag a release.",
+    ),
+    "who gives the sign-off exchanged": (
+        "Infra changes need sign-off from the security team.",
+        "Security changes need sign-off from the infra team.",
+    ),
+    "qualifiers of the source and the target exchanged": (
+        "Copy nightly dumps from the eu prod bucket to the us prod bucket.",
+        "Copy nightly dumps from the us prod bucket to the eu prod bucket.",
+    ),
+    "an imperative's adjective changed": (
+        "Archive old support tickets every month.",
+        "Archive new support tickets every month.",
+    ),
+}
+
+
+@pytest.mark.parametrize(("old", "new"), SHAPES_KEEPING_THE_FACT.values(), ids=SHAPES_KEEPING_THE_FACT.keys())
+def test_bounds_agents_qualifiers_and_fronted_phrases_reworded_reinforce(embedder, old, new):
+    decision = verdict(embedder, old, new)
+    assert decision.operation == NOOP, decision.reason
+
+
+@pytest.mark.parametrize(
+    ("old", "new"), SHAPES_CHANGING_THE_FACT.values(), ids=SHAPES_CHANGING_THE_FACT.keys()
+)
+def test_the_same_shapes_changing_a_fact_are_updates(embedder, old, new):
+    assert compare_facts(old, new)
+    assert verdict(embedder, old, new).operation == UPDATE

@@ -8,7 +8,7 @@ from collections import Counter
 from itertools import combinations, permutations
 
 from memory.services.upsert.compare.changes import Change, Comparison, first_surface, in_order, surfaces
-from memory.services.upsert.reading import Reading
+from memory.services.upsert.reading import Frame, Reading
 from memory.services.upsert.tokens import stem
 
 MAX_CLAUSES = 6  # clauses matched by trying every matching: a handful at most
@@ -106,7 +106,12 @@ def _unmatched_frames(old: Reading, new: Reading) -> tuple[list[tuple[str, str]]
     for frame in old_frames:
         relation, targets = frame.relation, frame.targets
         match = next(
-            (f for f in left if f.relation == relation and f.targets & targets and f.role == frame.role), None
+            (
+                f
+                for f in left
+                if f.relation == relation and _alike(frame, f, old, new) and f.role == frame.role
+            ),
+            None,
         )
         # The relation used once on each side, to the same thing, under another polarity role: a
         # polarity question (answered by the negations), not another order.
@@ -116,12 +121,26 @@ def _unmatched_frames(old: Reading, new: Reading) -> tuple[list[tuple[str, str]]
             == 1
         )
         if match is None and once:
-            match = next((f for f in left if f.relation == relation and f.targets & targets), None)
+            match = next((f for f in left if f.relation == relation and _alike(frame, f, old, new)), None)
         if match is None:
             unmatched_old.append((relation, min(targets)))
         else:
             left.remove(match)
     return unmatched_old, [(f.relation, min(f.targets)) for f in left]
+
+
+def _alike(one: Frame, other: Frame, old: Reading, new: Reading) -> bool:
+    """Do two frames (of ``old`` and of ``new``) point at the same thing? A target shared, or one
+    side's target qualifying the other's head ("into production hosts for the ledger service" /
+    "into ledger prod hosts") — unless a target is what another frame of the other side points at
+    ("from the eu prod bucket to the us prod bucket": eu moved, it is not a qualifier)."""
+    if one.targets & other.targets:
+        return True
+    aimed_old = {key for frame in old.frames for key in frame.targets}
+    aimed_new = {key for frame in new.frames for key in frame.targets}
+    return bool(one.targets & other.qualifiers or other.targets & one.qualifiers) and not (
+        one.targets & aimed_new or other.targets & aimed_old
+    )
 
 
 def _moved_between_verbs(old: Reading, new: Reading) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
