@@ -683,6 +683,12 @@ MEMORY_LANE: dict = {
         *["approval", "sign-off", "signoff", "review", "confirmation", "consent", "permission"],
         *["authorization", "authorisation", "go-ahead", "ack", "acknowledgement", "ok"],
     ],
+    # People in general: a rule of theirs is a rule of everyone ("engineers never push to main" ≡ "nobody
+    # pushes to main"); any other subject against "nobody"/"anyone" is a narrower rule ("interns …").
+    "UPSERT_GENERIC_PEOPLE": [
+        *["engineer", "developer", "dev", "people", "person", "folk", "member", "staff", "employee"],
+        *["contributor", "teammate", "colleague", "user", "human"],
+    ],
     # "over" rejects what follows it after one of these verbs ("prefer X over Y").
     "UPSERT_PREFERENCE_VERBS": ["prefer", "favor", "favour", "choose", "pick", "select"],
     # Words that start another clause (besides punctuation, and "and"/"or" before a new subject).
@@ -803,6 +809,10 @@ MEMORY_LANE: dict = {
         ["in under #", "most"],  # "a reply in under 15 minutes" ≡ "within 15 minutes"
         ["out of", "from"],
         ["by hand", "manually"],
+        ["a no-go", "banned"],  # "flashing over a USB hub is a no-go" ≡ "don't flash over USB hubs"
+        ["most recent", "last"],  # "the two most recent versions" ≡ "the last two versions"
+        ["single sign-on", "SSO"],  # "single" reads as an article ("a single replica"): its initial is lost
+        ["single sign on", "SSO"],
         ["acts as", "is"],
         ["serves as", "is"],
         ["is required to", "must"],

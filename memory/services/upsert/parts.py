@@ -128,8 +128,9 @@ def qualifies(items, item: int) -> bool:
     """Does the word at ``item`` say something of a thing? Before a content word ("production
     repositories", "the QA team"), after "is", "stays" or a modal ("is optional", "may hit"), after
     a preposition ("in production", "to staging"), or a noun after a determiner ("the month-end
-    close") — but not the head of "the end of", a comparative before "than", an adverb closing a
-    clause ("scanned first", "30 days old") or a verb after its subject ("deploys stop at 3pm")."""
+    close"), or joined by "and"/"or" to a word that does ("in staging and production") — but not
+    the head of "the end of", a comparative before "than", an adverb closing a clause ("scanned
+    first", "30 days old") or a verb after its subject ("deploys stop at 3pm")."""
     previous = items[item - 1][1] if item and items[item - 1][0] == "word" else ""
     following = items[item + 1] if item + 1 < len(items) else ("mark", "", 0)
     next_word = following[1] if following[0] == "word" else ""
@@ -137,6 +138,8 @@ def qualifies(items, item: int) -> bool:
         return True
     if next_word and next_word not in FUNCTION_WORDS and next_word not in PREPOSITIONS:
         return True
+    if previous in ("and", "or") and item >= 2 and items[item - 2][0] == "word":
+        return qualifies(items, item - 2)  # "in staging and production": as its partner does
     return previous in ARTICLES and next_word != "of"
 
 

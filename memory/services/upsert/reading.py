@@ -54,6 +54,7 @@ from memory.services.upsert.tokens import (
 ITEM_RE = re.compile(
     r"(?P<word>[\w][\w'’]*(?:[.:@+#/-][\w'’]+)*)|(?P<mark>[,;:!?()\[\]—–]|\.(?=\s|$)|\s[-–]\s)"
 )
+EVERYONE_RE = re.compile(r"\b(?:nobody|no one|no-one|everyone|everybody|anyone|anybody|whoever)\b")
 # What "only" may restrict besides a thing: a condition ("only after review", "only if CI is green").
 CONDITIONS = _words("after if when once with via through upon following")
 
@@ -106,6 +107,11 @@ class Reading:
     # Who does what, in either voice: (agent's stem, action's lemma) ("reviewed by legal" → legal,
     # review; "…, which legal writes" → legal, write). See agents.py.
     agents: frozenset[tuple[str, str]] = frozenset()
+    # The rule said of everyone ("nobody", "no one", "anyone"): against a subject named on the other
+    # side ("interns may not push"), the scope widened.
+    everyone: bool = False
+    # Per token: in a label opening the text ("fraud-model: …"), whose place in the order says nothing.
+    topic: tuple[bool, ...] = ()
 
 
 def _settings_key() -> tuple:
@@ -146,7 +152,7 @@ def _read(text: str, _key: tuple) -> Reading:
     items = [
         (m.lastgroup, m.group().lower().replace("’", "'"), m.start()) for m in ITEM_RE.finditer(rewritten)
     ]
-    clause_of_item, fronted = _clauses(items)
+    clause_of_item, fronted, labels = _clauses(items)
     # Each token sits on the item it starts in.
     starts = [start for _, _, start in items]
     # A token opening with a mark sits on the word after it (".terraform", "~/.gradle/caches").
@@ -218,6 +224,8 @@ def _read(text: str, _key: tuple) -> Reading:
         words=frozenset(stem(word) for word in words),
         conditions=_conditions(items),
         agents=agent_actions(items),
+        everyone=bool(EVERYONE_RE.search(" ".join(words))),
+        topic=tuple(i in labels for i in at),
     )
 
 
@@ -278,12 +286,15 @@ def _item_at(starts: list[int], offset: int) -> int:
 def _clauses(items: list[tuple[str, str, int]]) -> tuple[list[int], frozenset[int]]:
     """The clause of each item: a new clause after a mark, at a clause word, and at "and"/"or"
     followed by a determiner or by three content words before the next mark. And the items of the
-    phrases fronted before their clause, which belong to it."""
+    phrases fronted before their clause, which belong to it, and of a label opening the text ("fraud-model:
+    the risk team gets the alerts"), which belongs to the clause after it but has no place in its order."""
     clause_words = word_setting("UPSERT_CLAUSE_WORDS")
-    clause, result, opened, fronted = 0, [], 0, set()
+    clause, result, opened, fronted, labels = 0, [], 0, set(), set()
     for index, (group, word, _) in enumerate(items):
         if word == "," and _fronted_phrase(items[opened:index], clause_words):
             fronted.update(range(opened, index))
+        elif word == ":" and not opened and _label(items[:index]):
+            labels.update(range(index))
         elif (
             group == "mark"
             and not _opens_relative(items, index)
@@ -295,10 +306,18 @@ def _clauses(items: list[tuple[str, str, int]]) -> tuple[list[int], frozenset[in
             clause += 1
             opened = index + 1
         result.append(clause)
-    return result, frozenset(fronted)
+    return result, frozenset(fronted), frozenset(labels)
 
 
 FRONTED_WORDS = 4  # content words at most in a phrase fronted before its clause
+LABEL_WORDS = 3  # words at most in a label before a colon opening a text
+
+
+def _label(segment) -> bool:
+    """Is ``segment``, opening the text before a colon, a label of what follows ("fraud-model: the
+    risk team gets the alerts", "audit-service logs: JSON only")? It belongs to the clause after it."""
+    words = [word for group, word, _ in segment if group == "word"]
+    return 0 < len(words) <= LABEL_WORDS and len(words) == len(segment)
 
 
 def _fronted_phrase(segment, clause_words) -> bool:
@@ -503,8 +522,8 @@ def _frames(items, clause_of_item, at, tokens, verbal, rejected) -> tuple[tuple[
             targets = frozenset()  # "until it is fixed": what "it" is, the clause does not say
         used.add(relation)
         verbs = [n for n in in_clause.get(clause_of_item[index], ()) if at[n] < index and verbal[n]]
-        run = things[:1]
-        for n in things[1:]:
+        run = following[:1]  # the words of the phrase pointed at, a verb's form among them ("pricing")
+        for n in following[1:]:
             if at[n] != at[run[-1]] + 1:
                 break
             run.append(n)

@@ -62,6 +62,7 @@ RAW_TOKEN_RE = re.compile(
   | (?P<url>\b[a-z][a-z0-9+.-]*://[^\s`'"<>)\]]+)
   | (?P<path>(?:~|\.{1,2})?/?(?:[\w@.+-]+/)+[\w@.+*-]*|\b[\w-]+\.(?:py|js|ts|tsx|jsx|json|ya?ml|toml|md|txt|sh|cfg|ini|env|lock|go|rs|rb|java|kt|swift|sql|html|css|conf)\b)
   | (?P<date>\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b)
+  | (?P<channel>(?<![\w&#])\#[a-z][\w-]*)
   | (?P<time>\b\d{1,2}(?::\d{2})+\s?(?:[ap]\.?m\.?)?(?![\w:])|\b\d{1,2}\s?[ap]\.?m\.?(?![\w]))
   | (?P<word>\d{1,3}(?:,\d{3})+(?![\d,])|[\w][\w'’]*(?:[.:@+#/-][\w'’]+)*[+#]*%?)
   | (?P<symbol><=|>=|!=|==|=>|->|[<>≤≥=→])
@@ -427,6 +428,8 @@ def content_tokens(text: str) -> list[Token]:
             tokens.append(Token(surface.lower().rstrip("/"), "path", surface, start, end))
         elif group == "date":
             tokens.append(Token(_normalize_date(surface), "date", surface, start, end))
+        elif group == "channel":  # "#releases": a chat channel is a name, whatever its word
+            tokens.append(Token(surface.lower(), "identifier", surface, start, end))
         elif group == "time":
             tokens.append(Token(_normalize_time(surface), "time", surface, start, end))
         elif group == "symbol":

@@ -463,6 +463,26 @@ SHAPES_KEEPING_THE_FACT = {
         "No one should SSH into production nodes for the search cluster; use the maintenance playbooks instead.",
         "SSHing into search prod nodes is not allowed — run the maintenance playbooks instead.",
     ),
+    "a rule of people in general is everyone's rule": (
+        "Engineers may not merge to main in the billing repo.",
+        "No one may merge to main in the billing repo.",
+    ),
+    "an acronym whose first word reads as an article": (
+        "Admin pages in the ops-console must use single sign-on, not local accounts.",
+        "ops-console admin pages: SSO only, no local accounts.",
+    ),
+    "a no-go is a prohibition": (
+        "Don't bake secrets into container images for api-gateway.",
+        "Baking secrets into api-gateway container images is a no-go.",
+    ),
+    "the most recent are the last": (
+        "The desktop client supports the last three minor versions of macOS.",
+        "The desktop client supports the three most recent minor macOS versions.",
+    ),
+    "a qualifier in a verb's form said after its head": (
+        "For every change to the billing schema in ledger-db, notify the data team.",
+        "Notify the data team about every change to the ledger-db billing schema.",
+    ),
 }
 
 SHAPES_CHANGING_THE_FACT = {
@@ -481,6 +501,22 @@ SHAPES_CHANGING_THE_FACT = {
     "qualifiers of the source and the target exchanged": (
         "Copy nightly dumps from the eu prod bucket to the us prod bucket.",
         "Copy nightly dumps from the us prod bucket to the eu prod bucket.",
+    ),
+    "another chat channel": (
+        "Post release notes for checkout-web in the #launches channel.",
+        "Post release notes for checkout-web in the #announcements channel.",
+    ),
+    "an environment joined to the one named": (
+        "Turn on verbose tracing in staging for search-api.",
+        "Turn on verbose tracing in staging and production for search-api.",
+    ),
+    "two clauses after a label exchange their teams": (
+        "Payment alerts go to the fraud team, and the finance team gets a monthly report.",
+        "payments: the finance team receives the alerts and the fraud team gets the monthly report.",
+    ),
+    "which comes first moved to the other clause": (
+        "Run the schema migration first and the worker rollout second in orders-service.",
+        "orders-service: roll out the workers first, then run the schema migration afterwards.",
     ),
     "an imperative's adjective changed": (
         "Archive old support tickets every month.",
@@ -501,3 +537,14 @@ def test_bounds_agents_qualifiers_and_fronted_phrases_reworded_reinforce(embedde
 def test_the_same_shapes_changing_a_fact_are_updates(embedder, old, new):
     assert compare_facts(old, new)
     assert verdict(embedder, old, new).operation == UPDATE
+
+
+def test_a_rule_of_some_people_said_of_everyone_is_a_wider_scope(embedder):
+    old, new = (
+        "Contractors may not merge to main in the billing repo.",
+        "No one may merge to main in the billing repo.",
+    )
+    assert [(c.kind, c.old, c.new) for c in compare_facts(old, new)] == [
+        ("scope", ["Contractors"], ["everyone"])
+    ]
+    assert verdict(embedder, old, new).operation != NOOP

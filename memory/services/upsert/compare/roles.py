@@ -12,6 +12,7 @@ from memory.services.upsert.reading import Frame, Reading
 from memory.services.upsert.tokens import stem
 
 MAX_CLAUSES = 6  # clauses matched by trying every matching: a handful at most
+ORDER_WORDS = frozenset({"first", "last"})  # which of two things comes first
 
 
 def compare_roles(old: Reading, new: Reading, result: Comparison) -> None:
@@ -243,11 +244,16 @@ def _clause_swaps(old: Reading, new: Reading) -> list[tuple[str, str]]:
     # are the processor" → "we are the controller and Acme is the processor").
     names = {t.key for t in old.tokens + new.tokens if t.kind == "name"}
     old_subjects, new_subjects = _subjects(old), _subjects(new)
+    displaced = _displaced(old, new, mapping, old_clause, new_clause, shared)
     moved = [
         k
-        for k in _displaced(old, new, mapping, old_clause, new_clause, shared)
+        for k in displaced
         if k in names and k in old_subjects and k in new_subjects and mapping.get(old_clause[k]) is not None
     ]
+    # A word of order moved alone into another clause ("deploy the schema first and the code second"
+    # → "ship the code first, then the schema"): what comes first changed.
+    ordinal = {t.key for t in old.tokens + new.tokens if t.kind == "contrast" and t.key in ORDER_WORDS}
+    moved += [k for k in displaced if k in ordinal and mapping.get(old_clause[k]) is not None]
     return [(k, "") for k in moved[:1]]
 
 
@@ -320,7 +326,7 @@ def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
         counts: dict[int, Counter] = {}
         places: dict[int, dict[str, float]] = {}
         for n, t in enumerate(reading.tokens):
-            if t.key in strong and reading.clause[n] not in reading.agentless:
+            if t.key in strong and reading.clause[n] not in reading.agentless and not reading.topic[n]:
                 counts.setdefault(reading.clause[n], Counter())[t.key] += 1
                 places.setdefault(reading.clause[n], {})[t.key] = reading.position[n]
         return {c: {k: p for k, p in found.items() if counts[c][k] == 1} for c, found in places.items()}
@@ -333,7 +339,7 @@ def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
         found = [
             (reading.position[n], t.key)
             for n, t in enumerate(reading.tokens)
-            if reading.clause[n] == clause and t.key in common and t.key in strong
+            if reading.clause[n] == clause and t.key in common and t.key in strong and not reading.topic[n]
         ]
         return [key for _, key in sorted(found)]
 

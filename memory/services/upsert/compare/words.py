@@ -64,6 +64,15 @@ def compare_words(
     forms = {(a, b) for a in removed for b in added if _other_form(a, b)}
     removed -= {a for a, _ in forms}
     added -= {b for _, b in forms}
+    # "Interns may not push to main" → "no one may push to main": the rule widened to everyone.
+    for mine, theirs, dropped in ((new, old, removed), (old, new, added)):
+        named = _named_subjects(theirs, dropped) if mine.everyone and not theirs.everyone else set()
+        if named:
+            said = [t.surface for t in theirs.tokens if t.key in named]
+            result.changes.append(
+                Change("scope", *((said, ["everyone"]) if theirs is old else (["everyone"], said)))
+            )
+            dropped -= named
     # "on the last day" / "the last day": a preposition, not a state, when nothing replaces it.
     prepositions = {stem(word) for word in setting("UPSERT_PREPOSITION_CONTRASTS")}
     result.identical = (
@@ -194,6 +203,17 @@ def compare_words(
         added -= bound_new
     result.reworded = shown(old, removed) + shown(new, added)
     result.unmatched_things = shown(old, nominal(old, removed)) + shown(new, nominal(new, added))
+
+
+def _named_subjects(reading: Reading, keys: set[str]) -> set[str]:
+    """Of ``keys``, the things opening a clause of ``reading`` — its subject — that name some people
+    and not people in general ("interns", "contractors"; not "engineers", "we")."""
+    generic = {stem(word) for word in setting("UPSERT_GENERIC_PEOPLE")}
+    return {
+        t.key
+        for n, t in enumerate(reading.tokens)
+        if t.key in keys and reading.leading[n] and not reading.verbal[n] and t.kind in ("word", "name")
+    } - generic
 
 
 def _exclusive(reading: Reading) -> bool:
