@@ -677,6 +677,16 @@ MEMORY_LANE: dict = {
     # A phrase opened by one of these bounds the rule in time: said on one side only, the scope changed
     # ("production deploys need approval" → "production deploys during business hours need approval").
     "UPSERT_CONDITION_PREPOSITIONS": ["during", "outside"],
+    # A condition said on one side only ("rotate the keys when a partner has production access" / "for
+    # every partner") changes the scope when it names at least this many things the other side does not
+    # (one is as often a rewording: "when the phone regains connectivity" / "once it is online").
+    "UPSERT_CONDITION_THINGS": 2,
+    # Kinds of thing a name is of: said after a name both texts give ("the ml-notebooks repo" /
+    # "ml-notebooks", "the develop branch" / "develop") they add nothing (compare/words.py).
+    "UPSERT_KIND_NOUNS": [
+        *["repository", "repo", "branch", "environment", "env", "service", "app", "application"],
+        *["project", "codebase", "package", "library", "module", "cluster", "channel", "bucket"],
+    ],
     # Nouns of assent: who gives one ("sign-off from the finance lead", "approval by legal") is its agent,
     # read first as the subject of "the finance lead approves" (memory/services/upsert/reading.py).
     "UPSERT_ASSENT_NOUNS": [
@@ -781,6 +791,8 @@ MEMORY_LANE: dict = {
         ["nobody else", "only"],
         ["nothing else", "only"],
         ["no other", "only"],
+        ["a minimum of", "least"],  # "for a maximum of 90 days" ≡ "for at most 90 days"
+        ["a maximum of", "most"],
         ["at least", "least"],
         ["at most", "most"],
         # A bound after its number ("48 hours or more" ≡ "at least 48 hours").

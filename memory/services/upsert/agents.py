@@ -15,8 +15,8 @@ Pure: a function of the text's items.
 
 from __future__ import annotations
 
-from memory.services.upsert.lexicon import verb_lemma
-from memory.services.upsert.parts import ARTICLES, RELATIVE_PRONOUNS, phrase
+from memory.services.upsert.lexicon import parts_of_speech, verb_lemma
+from memory.services.upsert.parts import ARTICLES, OBJECTS, RELATIVE_PRONOUNS, phrase
 from memory.services.upsert.tokens import DETERMINERS, stem
 
 # What may come just before an active clause's subject: a relative pronoun or "and".
@@ -28,7 +28,7 @@ NOT_ACTIONS = frozenset({"be", "have", "get", "do"})
 def agent_actions(items) -> frozenset[tuple[str, str]]:
     """(agent stem, action lemma) for every agent this reading can tell, in either voice. Empty
     when an action has two agents: the pairs then cannot say who does which."""
-    found = set()
+    found, verbs = set(), set()
     for index, (group, word, _) in enumerate(items):
         if group != "word":
             continue
@@ -39,10 +39,11 @@ def agent_actions(items) -> frozenset[tuple[str, str]]:
                 found.add((stem(agent[-1]), action))
             continue
         action = verb_lemma(word)
-        if action and _takes_object_or_ends(items, index):
+        if action and index - 1 not in verbs and _takes_object_or_ends(items, index):
             subject = _subject_before(items, index)
             if subject:
                 found.add((stem(subject), action))
+                verbs.add(index)  # what follows is its object ("files access requests"), not a clause
     found = {(agent, action) for agent, action in found if action not in NOT_ACTIONS}
     actions = [action for _, action in found]
     return frozenset(found) if len(set(actions)) == len(actions) else frozenset()
@@ -54,7 +55,15 @@ def _noun_phrase(items, index: int, step: int) -> list[str]:
     while step == 1 and index < len(items) and items[index][1] in DETERMINERS | ARTICLES:
         index += 1
     words = phrase(items, index, step)
-    return words if step == 1 else words[::-1]
+    words = words if step == 1 else words[::-1]
+    while len(words) > 1 and _adverb(words[-1]):
+        words.pop()  # "by a Spark job hourly": the phrase ends at its noun
+    return words
+
+
+def _adverb(word: str) -> bool:
+    """A word in -ly English has as an adverb ("hourly", "monthly", "directly")."""
+    return word.endswith("ly") and "ADV" in parts_of_speech(word)
 
 
 def _subject_before(items, index: int) -> str:
@@ -77,4 +86,14 @@ def _takes_object_or_ends(items, index: int) -> bool:
     if index + 1 >= len(items):
         return True
     group, word, _ = items[index + 1]
-    return group == "mark" or word in ARTICLES or word in DETERMINERS
+    if group == "mark" or word in ARTICLES or word in DETERMINERS or word in OBJECTS:
+        return True
+    # A bare plural object: "the governance team files access requests".
+    return items[index][1].endswith("s") and _bare_object(items, index + 1)
+
+
+def _bare_object(items, index: int) -> bool:
+    """Does a noun phrase without an article start at ``index`` and end in a plural noun
+    ("access requests", "schema changes")?"""
+    words = phrase(items, index, 1)
+    return bool(words) and words[-1].endswith("s") and "NOUN" in parts_of_speech(words[-1])

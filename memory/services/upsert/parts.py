@@ -4,7 +4,14 @@ and its ending, with a maintained lexicon's veto (``lexicon``); no tagger."""
 
 from __future__ import annotations
 
-from memory.services.upsert.lexicon import base_verb, may_be_verb, may_qualify, never_a_thing, parts_of_speech
+from memory.services.upsert.lexicon import (
+    base_verb,
+    may_be_verb,
+    may_qualify,
+    never_a_thing,
+    parts_of_speech,
+    verb_lemma,
+)
 from memory.services.upsert.tokens import DETERMINERS, FUNCTION_WORDS, _words, word_setting
 
 AUXILIARIES = _words(
@@ -13,6 +20,7 @@ AUXILIARIES = _words(
     "cannot can't to never always please"
 )
 ARTICLES = _words("the a an this that these those its their our your his her my every each all any some")
+HAVE = _words("have has had")
 BE = _words("is are was were be been being am get gets got gotten getting")
 PARTICLES = _words("up down off out away back")
 PRONOUNS = _words("it they this that these those")  # a thing referred to, not a person
@@ -49,8 +57,9 @@ def is_verbal(items, item: int, item_tokens, tokens, *, any_kind: bool = False) 
         return True
     if previous == "to" and not may_be_verb(word):
         return False  # "belongs to designers": a thing after a preposition, not an infinitive
-    if previous in AUXILIARIES or previous in BE and word.endswith(("ed", "en", "ing")):
-        return True
+    possessive = previous in HAVE and not (word.endswith(("ed", "en")) or verb_lemma(word, participle=True))
+    if (previous in AUXILIARIES and not possessive) or previous in BE and word.endswith(("ed", "en", "ing")):
+        return True  # not "has admin access": "has" owns a thing there
     if word.endswith("ing") and _subject_in_ing(word, previous, next_word):
         return False  # "engineering schedules it", "Testing takes an hour": a noun before its verb
     if word.endswith(("ing", "ed")) and len(word) > 4:

@@ -38,6 +38,7 @@ from memory.services.upsert.parts import (
     phrase,
     qualifies,
 )
+from memory.services.upsert.sequence import sequence
 from memory.services.upsert.tokens import (
     DETERMINERS,
     FUNCTION_WORDS,
@@ -110,6 +111,13 @@ class Reading:
     # The rule said of everyone ("nobody", "no one", "anyone"): against a subject named on the other
     # side ("interns may not push"), the scope widened.
     everyone: bool = False
+    # The content words of the clauses opened by "if", "when", "unless" ("when a partner has production
+    # access"), and whether there is one: a condition said on one side only narrows or widens the rule.
+    conditional: frozenset[str] = frozenset()
+    conditioned: bool = False
+    # (earlier, later) keys of the steps the text orders ("review before adding", "add first, review
+    # afterwards"): sequence.py.
+    sequence: frozenset[tuple[str, str]] = frozenset()
     # Per token: in a label opening the text ("fraud-model: …"), whose place in the order says nothing.
     topic: tuple[bool, ...] = ()
 
@@ -135,6 +143,7 @@ def _settings_key() -> tuple:
             "UPSERT_PREFERENCE_VERBS",
             "UPSERT_CLAUSE_WORDS",
             "UPSERT_RELATIONS",
+            "UPSERT_ASSENT_NOUNS",
             "UPSERT_QUANTIFIERS",
         )
     )
@@ -173,6 +182,13 @@ def _read(text: str, _key: tuple) -> Reading:
     role, rejected_spans, preferences = _roles(items, clause_of_item, at, tokens)
     position, agentless = _positions(items, clause_of_item, at, fronted)
     frames, relations = _frames(items, clause_of_item, at, tokens, verbal, rejected_spans)
+    # What may name a step: things, bar a label ("fraud-model: …") and a fronted setting ("On the edge
+    # workers, …"); a fronted "Before opening a PR, …" is a step.
+    step_phrases = _phrases_opened_by(items, fronted, ("before", "after"))
+    steps = [
+        not verbal[n] and at[n] not in labels and (at[n] not in fronted or at[n] in step_phrases)
+        for n in range(len(tokens))
+    ]
     # "prefer X over Y" rejects Y as "X, not Y" does: it counts as a negation.
     negations = sum(token.kind == "negation" for token in tokens) + preferences
     quantifier_words = setting("UPSERT_QUANTIFIERS")
@@ -225,14 +241,20 @@ def _read(text: str, _key: tuple) -> Reading:
         conditions=_conditions(items),
         agents=agent_actions(items),
         everyone=bool(EVERYONE_RE.search(" ".join(words))),
+        conditional=_conditional_words(items),
+        sequence=sequence(items, clause_of_item, at, tokens, position, steps),
+        conditioned=any(word in CIRCUMSTANCE_WORDS for word in words),
         topic=tuple(i in labels for i in at),
     )
 
 
 def _conditional_only(items, clause_of_item) -> bool:
-    """Does "only" come before a condition word, in its clause or at the start of the next?"""
+    """Does "only" come before a condition word, in its clause or at the start of the next, or
+    right before "then" ("look in the autosave folder first, and only then open a bug")?"""
     return any(
         word == "only"
+        and (index + 1 < len(items) and items[index + 1][1] == "then")
+        or word == "only"
         and any(
             items[later][1] in CONDITIONS
             and clause_of_item[later] in (clause_of_item[index], clause_of_item[index] + 1)
@@ -254,6 +276,39 @@ def _conditions(items) -> frozenset[str]:
         while start < len(items) and items[start][1] in DETERMINERS | {"of"}:
             start += 1
         found.update(stem(w) for w in phrase(items, start, 1))
+    return frozenset(found)
+
+
+def _phrases_opened_by(items, fronted: frozenset[int], words) -> set[int]:
+    """The fronted items whose phrase opens with one of ``words``."""
+    found, opener = set(), None
+    for index in sorted(fronted):
+        if index - 1 not in fronted:
+            opener = items[index][1]
+        if opener in words:
+            found.add(index)
+    return found
+
+
+CONDITIONAL_WORDS = _words("if when whenever unless")
+# Words that say when a rule applies, any of which may restate another's condition ("when the phone is
+# online again" / "as soon as it regains connectivity").
+CIRCUMSTANCE_WORDS = CONDITIONAL_WORDS | _words("once soon after before until while upon during")
+
+
+def _conditional_words(items) -> frozenset[str]:
+    """The stems of the content words of each clause opened by a conditional word, up to the next
+    mark or clause word ("when [a partner has production access]")."""
+    found: set[str] = set()
+    ends = word_setting("UPSERT_CLAUSE_WORDS")
+    for index, (group, word, _) in enumerate(items):
+        if group != "word" or word not in CONDITIONAL_WORDS:
+            continue
+        for group_after, after, _ in items[index + 1 :]:
+            if group_after == "mark" or after in ends:
+                break
+            if after not in FUNCTION_WORDS | DETERMINERS | PREPOSITIONS:
+                found.add(stem(after))
     return frozenset(found)
 
 

@@ -70,6 +70,10 @@ RAW_TOKEN_RE = re.compile(
     re.VERBOSE | re.IGNORECASE,
 )
 
+# Letters at least of a contrast word whose adverb in -ly is that word ("synchronously", "internally");
+# shorter ones are other words ("only", "closely", "strictly off-limits", "locally" against "on your laptop").
+ADVERB_BASE = 7
+
 NUMBER_WORDS = {
     "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
     "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
@@ -617,6 +621,9 @@ def _word_token(
         return [Token("not", "negation", surface, start, end)], 0
     if lowered in contrast:
         return [Token(synonym.get(lowered, lowered), "contrast", surface, start, end)], 0
+    base = lowered[:-2] if lowered.endswith("ly") else ""
+    if len(base) >= ADVERB_BASE and base in contrast:  # "asynchronously", "publicly": the quality itself
+        return [Token(synonym.get(base, base), "contrast", surface, start, end)], 0
     mapped = synonym.get(lowered) or (synonym.get(stem(lowered)) if lowered.isalpha() else None)
     named = surface[:1].isupper() and not _is_sentence_start(text, start)  # "Go 1.22", not "go"
     silenced = (

@@ -483,6 +483,18 @@ SHAPES_KEEPING_THE_FACT = {
         "For every change to the billing schema in ledger-db, notify the data team.",
         "Notify the data team about every change to the ledger-db billing schema.",
     ),
+    "steps in one order, worded both ways": (
+        "Security signs off every new base image before platform rolls it out to the build-farm.",
+        "On the build-farm, security signs off each new base image first, and only then does platform roll it out.",
+    ),
+    "only then after a step said first": (
+        "When the map-editor hangs on export, check the crash log before filing a ticket.",
+        "map-editor stuck exporting? Look at the crash log first, and only then file a ticket.",
+    ),
+    "the kind after a name both give": (
+        "In the data-science repo, analysts can use either conda or uv.",
+        "In data-science, analysts are free to pick conda or uv.",
+    ),
 }
 
 SHAPES_CHANGING_THE_FACT = {
@@ -518,6 +530,31 @@ SHAPES_CHANGING_THE_FACT = {
         "Run the schema migration first and the worker rollout second in orders-service.",
         "orders-service: roll out the workers first, then run the schema migration afterwards.",
     ),
+    "who does the one action exchanged": (
+        "The standby replica is promoted by the failover controller during an outage in orders-db.",
+        "The standby replica promotes the failover controller during an outage in orders-db.",
+    ),
+    "who files and who approves exchanged, a bare object": (
+        "Deploy requests for the payments cluster are approved by the platform team and filed by the "
+        "requesting developer.",
+        "For the payments cluster, the platform team files deploy requests and the requesting developer approves them.",
+    ),
+    "a quality said as an adverb exchanged": (
+        "Webhook deliveries in notify-hub are sent synchronously with the API call.",
+        "Webhook deliveries in notify-hub get sent asynchronously with respect to the API call.",
+    ),
+    "a condition dropped": (
+        "Rotate the signing keys of the sso-gateway every 60 days when a tenant has admin access.",
+        "Rotate the signing keys of the sso-gateway every 60 days for every tenant.",
+    ),
+    "the same steps in the other order": (
+        "Security signs off every new base image before platform rolls it out to the build-farm.",
+        "On the build-farm, platform rolls out the new base image first and security signs it off afterwards.",
+    ),
+    "a bound said by its noun dropped": (
+        "Keep audit records for a maximum of 400 days.",
+        "Keep audit records for 400 days.",
+    ),
     "an imperative's adjective changed": (
         "Archive old support tickets every month.",
         "Archive new support tickets every month.",
@@ -547,4 +584,11 @@ def test_a_rule_of_some_people_said_of_everyone_is_a_wider_scope(embedder):
     assert [(c.kind, c.old, c.new) for c in compare_facts(old, new)] == [
         ("scope", ["Contractors"], ["everyone"])
     ]
+    assert verdict(embedder, old, new).operation != NOOP
+
+
+def test_every_one_of_them_narrowed_by_a_relative_clause_is_never_a_noop(embedder):
+    old = "Run the smoke suite on every deploy to the catalog staging cluster."
+    new = "Run the smoke suite on deploys to the catalog staging cluster that touch pricing code."
+    assert any(c.kind == "scope" for c in compare_facts(old, new))
     assert verdict(embedder, old, new).operation != NOOP

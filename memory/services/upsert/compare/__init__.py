@@ -28,6 +28,7 @@ from memory.services.upsert.compare.roles import compare_roles
 from memory.services.upsert.compare.strong import compare_strong, spelled_out
 from memory.services.upsert.compare.words import compare_scope, compare_words
 from memory.services.upsert.reading import read
+from memory.services.upsert.sequence import same_order
 
 __all__ = ["Change", "Comparison", "compare"]
 
@@ -55,6 +56,7 @@ def compare(old_text: str, new_text: str) -> Comparison:
     explained_old |= new.silenced
     explained_new |= old.silenced
     result.spelled_out = bool(spelled_old[0] or spelled_new[0])
+    result.same_order = same_order(old.sequence, new.sequence)
     compare_strong(old, new, result, explained_old, explained_new)
     compare_scope(old, new, result)
     compare_words(old, new, result, explained_old, explained_new)

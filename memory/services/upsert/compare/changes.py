@@ -71,6 +71,7 @@ class Comparison:
     new_keys: set[str] = field(default_factory=set)
     spelled_out: bool = False  # an acronym spelled out on the other side (the cosine undercounts it)
     allowed_alone: bool = False  # "V-only" read as the other side's "V but not W" (exclusive.py)
+    same_order: bool = False  # both order some steps alike and none the other way (sequence.py)
 
 
 def surfaces(reading: Reading, keys, *, kinds=None) -> list[str]:

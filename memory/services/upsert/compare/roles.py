@@ -9,6 +9,7 @@ from itertools import combinations, permutations
 
 from memory.services.upsert.compare.changes import Change, Comparison, first_surface, in_order, surfaces
 from memory.services.upsert.reading import Frame, Reading
+from memory.services.upsert.sequence import reversed_steps
 from memory.services.upsert.tokens import stem
 
 MAX_CLAUSES = 6  # clauses matched by trying every matching: a handful at most
@@ -52,6 +53,16 @@ def compare_roles(old: Reading, new: Reading, result: Comparison) -> None:
         result.old_keys |= {key for _, key in unmatched_old}
         result.new_keys |= {key for _, key in unmatched_new}
         return
+    # The same steps in the other order ("review the license before adding the dependency" → "add
+    # the dependency first and review the license afterwards").
+    reversed_pairs = reversed_steps(old.sequence, new.sequence)
+    if reversed_pairs:
+        a, b = reversed_pairs[0]
+        earlier, later = first_surface(old, a), first_surface(old, b)
+        result.changes.append(Change("order", [f"{earlier} before {later}"], [f"{later} before {earlier}"]))
+        result.old_keys |= {a, b}
+        result.new_keys |= {a, b}
+        return
     # The same agents doing the same things on both sides (two at least): whatever the order of the
     # words, nobody traded places ("…, which the backend team proposes" / "proposed by the backend team").
     if len(old.agents) >= 2 and old.agents == new.agents:
@@ -79,9 +90,17 @@ def _agents_exchanged(old: Reading, new: Reading) -> tuple[list[str], list[str]]
     leads and reviewed by legal" → "the CX leads review the macros, which legal writes". As
     (agent action) pairs of each side, or None."""
     mine, theirs = old.agents, new.agents
-    if len(mine) < 2 or mine == theirs:
+    if mine == theirs or not mine or not theirs:
         return None
-    if {a for a, _ in mine} != {a for a, _ in theirs} or {v for _, v in mine} != {v for _, v in theirs}:
+    if len(mine) == len(theirs) == 1:
+        # One action, done by the other one of two things both texts name: "the secondary is paged
+        # by the primary" → "the secondary pages the primary".
+        (agent, action), (their_agent, their_action) = *mine, *theirs
+        if action != their_action or not (_said_as_agent(new, agent) and _said_as_agent(old, their_agent)):
+            return None
+    elif len(mine) < 2 or (
+        {a for a, _ in mine} != {a for a, _ in theirs} or {v for _, v in mine} != {v for _, v in theirs}
+    ):
         return None
 
     def said(reading: Reading, pairs) -> list[str]:
@@ -90,6 +109,10 @@ def _agents_exchanged(old: Reading, new: Reading) -> tuple[list[str], list[str]]
         ]
 
     return said(old, mine), said(new, theirs)
+
+
+def _said_as_agent(reading: Reading, agent: str) -> bool:
+    return any(stem(t.key) == agent or t.key == agent for t in reading.tokens)
 
 
 def _surface_of(reading: Reading, agent: str) -> str:

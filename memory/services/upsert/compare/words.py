@@ -9,8 +9,10 @@ from memory.conf import setting
 from memory.services.upsert.compare.changes import Change, Comparison, surfaces
 from memory.services.upsert.compare.contrasts import contrast_group_of, opposed, polar_groups
 from memory.services.upsert.lexicon import never_a_thing, parts_of_speech
+from memory.services.upsert.parts import RELATIVE_PRONOUNS
 from memory.services.upsert.reading import Reading
-from memory.services.upsert.tokens import stem
+from memory.services.upsert.sequence import ORDER_KEYS
+from memory.services.upsert.tokens import stem, synonyms
 
 
 def compare_scope(old: Reading, new: Reading, result: Comparison) -> None:
@@ -22,9 +24,11 @@ def compare_scope(old: Reading, new: Reading, result: Comparison) -> None:
     if (
         old_scope ^ new_scope == {"only"}
         and narrow.conditional_only
-        and other.negations % 2 == 0 < other.negations
+        and (other.negations % 2 == 0 < other.negations or result.same_order)
     ):
-        return  # "never ship without sign-off" ≡ "ship only after sign-off": a condition said twice over
+        # "never ship without sign-off" ≡ "ship only after sign-off" ≡ "sign off first, then ship": a
+        # condition said twice over.
+        return
     if old_scope != new_scope:
         result.changes.append(
             Change("scope", surfaces(old, old_scope - new_scope), surfaces(new, new_scope - old_scope))
@@ -50,6 +54,9 @@ def compare_words(
     new_keys = {stem(t.key) if t.kind == "contrast" else t.key for t in new.tokens if t.kind in kinds}
     removed = old_keys - new_keys - {t.key for t in new.tokens} - explained_old - _compound_parts(new)
     added = new_keys - old_keys - {t.key for t in old.tokens} - explained_new - _compound_parts(old)
+    if result.same_order:  # "clean first, then bump, then build" ≡ "bump after cleaning, build last"
+        removed -= ORDER_KEYS - _determined(old)  # not "before the first import": a thing's ordinal
+        added -= ORDER_KEYS - _determined(new)
     # An abbreviation and its word ("var" / "variable", "auth" / "authentication").
     short = {
         a for a in removed | added for b in removed | added if a != b and len(a) >= 3 and b.startswith(a)
@@ -57,6 +64,10 @@ def compare_words(
     long = {b for a in short for b in removed | added if b != a and b.startswith(a)}
     removed -= short | long
     added -= short | long
+    # A kind said after a name both sides give ("the ml-notebooks repo" / "ml-notebooks", "the develop
+    # branch" / "develop"): the name says which, the kind adds nothing.
+    removed -= _kind_after_shared_name(old, new, removed)
+    added -= _kind_after_shared_name(new, old, added)
     # One word or two ("rollback" / "roll back", "login" / "log in").
     removed = {key for key in removed if key not in new.joined}
     added = {key for key in added if key not in old.joined}
@@ -197,12 +208,46 @@ def compare_words(
         result.changes.append(Change("term", old_shown, new_shown))
     _compare_quantifiers(old, new, old_things | lone_old, new_things | lone_new, result, removed, added)
     bound_old, bound_new = old.conditions - new.words, new.conditions - old.words
+    # A condition on one side only ("rotate the keys when a partner has production access" / "… for
+    # every partner"): what it says that the other side does not, the rule's scope changed.
+    enough = setting("UPSERT_CONDITION_THINGS")
+    unsaid_old = (old.conditional - new.words) & _not_verbs(old, removed) if not new.conditioned else set()
+    unsaid_new = (new.conditional - old.words) & _not_verbs(new, added) if not old.conditioned else set()
+    bound_old |= unsaid_old if len(unsaid_old) >= enough else set()
+    bound_new |= unsaid_new if len(unsaid_new) >= enough else set()
     if bound_old or bound_new:
         result.changes.append(Change("scope", shown(old, bound_old), shown(new, bound_new)))
         removed -= bound_old
         added -= bound_new
     result.reworded = shown(old, removed) + shown(new, added)
     result.unmatched_things = shown(old, nominal(old, removed)) + shown(new, nominal(new, added))
+
+
+def _kind_after_shared_name(reading: Reading, other: Reading, keys: set[str]) -> set[str]:
+    """Of ``keys``, the kind nouns (``UPSERT_KIND_NOUNS``) of ``reading`` after words that qualify
+    them, all of which the other reading also has ("repo" in "the ml-notebooks repo"; not "bucket" in
+    "the ml-artifacts S3 bucket" against "S3")."""
+    kinds = {stem(word) for word in setting("UPSERT_KIND_NOUNS")}
+    synonym = synonyms()
+    found = set()
+    for token in reading.tokens:
+        word = token.surface.lower()
+        if token.key not in keys or not ({stem(word), token.key, synonym.get(word)} & kinds):
+            continue
+        qualifiers = reading.modifiers.get(stem(word), frozenset())
+        if qualifiers and qualifiers <= other.words:
+            found.add(token.key)
+    return found
+
+
+def _determined(reading: Reading) -> set[str]:
+    """Keys of the tokens right after a determiner ("the first import")."""
+    return {t.key for n, t in enumerate(reading.tokens) if reading.determined[n]}
+
+
+def _not_verbs(reading: Reading, keys: set[str]) -> set[str]:
+    """Of ``keys``, those of things and qualities, not of verbs ("production access", not "has")."""
+    return {t.key for n, t in enumerate(reading.tokens) if t.key in keys and not reading.verbal[n]}
 
 
 def _named_subjects(reading: Reading, keys: set[str]) -> set[str]:
@@ -342,6 +387,13 @@ def _qualified(reading: Reading, dropped: set[str], reworded: set[str], quantify
     if not heads:
         return bool(dropped)
     if any(reading.modifiers[key] & (dropped | reworded) for key in heads):
+        return True
+    # A relative clause saying which ones ("merges that touch checkout code" / "every merge").
+    if any(
+        before in RELATIVE_PRONOUNS
+        for word in dropped | reworded
+        for _, before in reading.preceding.get(word, ())
+    ):
         return True
     # A word in the quantifier's place, after a verb ("doesn't write [debug] logs" / "doesn't write
     # any logs"), qualifies too.
