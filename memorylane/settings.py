@@ -574,6 +574,8 @@ MEMORY_LANE: dict = {
         ["delete", "remove", "drop"],
         ["ticket", "issue"],
         ["reply", "answer", "response"],
+        ["inbound", "incoming"],
+        ["outbound", "outgoing"],
         ["bug", "defect"],
         ["flag", "toggle"],
         ["restart", "reboot", "bounce"],
@@ -818,6 +820,7 @@ MEMORY_LANE: dict = {
         ["reserved for", "only"],
         ["up to #", "most"],
         ["within #", "most"],  # "merged within three days" ≡ "at most three days"
+        ["inside #", "most"],
         ["in under #", "most"],  # "a reply in under 15 minutes" ≡ "within 15 minutes"
         ["out of", "from"],
         ["by hand", "manually"],

@@ -406,7 +406,12 @@ def _starts_clause(items, index: int) -> bool:
     # "…and PMs review them", "…and engineering schedules it": a subject, its verb and its object.
     if len(following) >= 3 and following[2] in OBJECTS and "VERB" in parts_of_speech(following[1]):
         return True
-    return sum(word not in FUNCTION_WORDS for word in following) >= 3
+    # Three content words and a verb ("…and Keycloak is the identity provider"): not a list of things
+    # ("…and IAM modules in infra-terraform").
+    content = [word for word in following if word not in FUNCTION_WORDS]
+    return len(content) >= 3 and (
+        any(word in BE for word in following) or any("VERB" in parts_of_speech(word) for word in content)
+    )
 
 
 def _roles(items, clause_of_item, at, tokens) -> tuple[tuple[str, ...], set[int], int]:

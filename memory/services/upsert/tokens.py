@@ -70,6 +70,9 @@ RAW_TOKEN_RE = re.compile(
     re.VERBOSE | re.IGNORECASE,
 )
 
+# A rate's unit written with a slash ("req/min", "ops/s"), not a path.
+RATE_RE = re.compile(r"[a-z]{1,5}/(?:ms|s|sec|min|h|hr|d|day)", re.IGNORECASE)
+
 # Letters at least of a contrast word whose adverb in -ly is that word ("synchronously", "internally");
 # shorter ones are other words ("only", "closely", "strictly off-limits", "locally" against "on your laptop").
 ADVERB_BASE = 7
@@ -426,6 +429,8 @@ def content_tokens(text: str) -> list[Token]:
         index += 1
         if group == "code":
             tokens.append(Token(surface.strip("`").strip().lower(), "identifier", surface, start, end))
+        elif group == "path" and RATE_RE.fullmatch(surface.rstrip(".,;:")):
+            continue  # "req/min", "ops/s": a rate's unit, said "per minute" on the other side
         elif group in ("path", "url"):
             surface = surface.rstrip(".,;:")
             end = start + len(surface)

@@ -495,6 +495,18 @@ SHAPES_KEEPING_THE_FACT = {
         "In the data-science repo, analysts can use either conda or uv.",
         "In data-science, analysts are free to pick conda or uv.",
     ),
+    "incoming is inbound": (
+        "search-api sets a 2-second timeout on inbound requests.",
+        "In search-api, incoming requests time out after 2 s.",
+    ),
+    "inside a span is at most it": (
+        "Flaky specs in ui-tests must be fixed within two sprints.",
+        "Flaky specs in ui-tests have to be fixed inside two sprints.",
+    ),
+    "a rate's unit with a slash is no path": (
+        "geo-api allows 50 requests per minute per token.",
+        "In geo-api, each token gets 50 req/min.",
+    ),
 }
 
 SHAPES_CHANGING_THE_FACT = {
@@ -554,6 +566,11 @@ SHAPES_CHANGING_THE_FACT = {
     "a bound said by its noun dropped": (
         "Keep audit records for a maximum of 400 days.",
         "Keep audit records for 400 days.",
+    ),
+    "owners exchanged around a list of things": (
+        "In infra-live, the network team owns the VPC and DNS modules; app teams own only their service modules.",
+        "App teams are in charge of the VPC and DNS modules in infra-live, while network only looks after the "
+        "service modules.",
     ),
     "an imperative's adjective changed": (
         "Archive old support tickets every month.",
