@@ -26,12 +26,17 @@ from typing import NamedTuple
 
 from memory.conf import setting
 from memory.services.upsert.agents import agent_actions
-from memory.services.upsert.lexicon import parts_of_speech
+from memory.services.upsert.clauses import clauses, phrases_opened_by
+from memory.services.upsert.conditions import (
+    CIRCUMSTANCE_WORDS,
+    conditional_only,
+    conditional_words,
+    time_bounds,
+)
 from memory.services.upsert.parts import (
     ARTICLES,
     AUXILIARIES,
     BE,
-    OBJECTS,
     PREPOSITIONS,
     PRONOUNS,
     is_verbal,
@@ -44,7 +49,6 @@ from memory.services.upsert.tokens import (
     FUNCTION_WORDS,
     Token,
     _rewrite_phrases,
-    _words,
     content_tokens,
     silenced_at_start,
     stem,
@@ -56,8 +60,6 @@ ITEM_RE = re.compile(
     r"(?P<word>[\w][\w'’]*(?:[.:@+#/-][\w'’]+)*)|(?P<mark>[,;:!?()\[\]—–]|\.(?=\s|$)|\s[-–]\s)"
 )
 EVERYONE_RE = re.compile(r"\b(?:nobody|no one|no-one|everyone|everybody|anyone|anybody|whoever)\b")
-# What "only" may restrict besides a thing: a condition ("only after review", "only if CI is green").
-CONDITIONS = _words("after if when once with via through upon following")
 
 
 class Frame(NamedTuple):
@@ -161,7 +163,7 @@ def _read(text: str, _key: tuple) -> Reading:
     items = [
         (m.lastgroup, m.group().lower().replace("’", "'"), m.start()) for m in ITEM_RE.finditer(rewritten)
     ]
-    clause_of_item, fronted, labels = _clauses(items)
+    clause_of_item, fronted, labels = clauses(items)
     # Each token sits on the item it starts in.
     starts = [start for _, _, start in items]
     # A token opening with a mark sits on the word after it (".terraform", "~/.gradle/caches").
@@ -184,7 +186,7 @@ def _read(text: str, _key: tuple) -> Reading:
     frames, relations = _frames(items, clause_of_item, at, tokens, verbal, rejected_spans)
     # What may name a step: things, bar a label ("fraud-model: …") and a fronted setting ("On the edge
     # workers, …"); a fronted "Before opening a PR, …" is a step.
-    step_phrases = _phrases_opened_by(items, fronted, ("before", "after"))
+    step_phrases = phrases_opened_by(items, fronted, ("before", "after"))
     steps = [
         not verbal[n] and at[n] not in labels and (at[n] not in fronted or at[n] in step_phrases)
         for n in range(len(tokens))
@@ -234,82 +236,18 @@ def _read(text: str, _key: tuple) -> Reading:
         quantified=quantified,
         modifiers={key: frozenset(found) for key, found in modifiers.items()},
         silenced=silenced_at_start(text),
-        conditional_only=_conditional_only(items, clause_of_item),
+        conditional_only=conditional_only(items, clause_of_item),
         preceding={key: frozenset(found) for key, found in preceding.items()},
         before_quantifier=tuple(_word_before(items, i) for i in at_quantifiers),
         words=frozenset(stem(word) for word in words),
-        conditions=_conditions(items),
+        conditions=time_bounds(items),
         agents=agent_actions(items),
         everyone=bool(EVERYONE_RE.search(" ".join(words))),
-        conditional=_conditional_words(items),
+        conditional=conditional_words(items),
         sequence=sequence(items, clause_of_item, at, tokens, position, steps),
         conditioned=any(word in CIRCUMSTANCE_WORDS for word in words),
         topic=tuple(i in labels for i in at),
     )
-
-
-def _conditional_only(items, clause_of_item) -> bool:
-    """Does "only" come before a condition word, in its clause or at the start of the next, or
-    right before "then" ("look in the autosave folder first, and only then open a bug")?"""
-    return any(
-        word == "only"
-        and (index + 1 < len(items) and items[index + 1][1] == "then")
-        or word == "only"
-        and any(
-            items[later][1] in CONDITIONS
-            and clause_of_item[later] in (clause_of_item[index], clause_of_item[index] + 1)
-            for later in range(index + 1, len(items))
-        )
-        for index, (_, word, _) in enumerate(items)
-    )
-
-
-def _conditions(items) -> frozenset[str]:
-    """The stems of the words of each phrase opened by ``UPSERT_CONDITION_PREPOSITIONS`` ("during
-    [business hours]", "outside [the maintenance window]")."""
-    found: set[str] = set()
-    opening = word_setting("UPSERT_CONDITION_PREPOSITIONS")
-    for index, (group, word, _) in enumerate(items):
-        if group != "word" or word not in opening:
-            continue
-        start = index + 1
-        while start < len(items) and items[start][1] in DETERMINERS | {"of"}:
-            start += 1
-        found.update(stem(w) for w in phrase(items, start, 1))
-    return frozenset(found)
-
-
-def _phrases_opened_by(items, fronted: frozenset[int], words) -> set[int]:
-    """The fronted items whose phrase opens with one of ``words``."""
-    found, opener = set(), None
-    for index in sorted(fronted):
-        if index - 1 not in fronted:
-            opener = items[index][1]
-        if opener in words:
-            found.add(index)
-    return found
-
-
-CONDITIONAL_WORDS = _words("if when whenever unless")
-# Words that say when a rule applies, any of which may restate another's condition ("when the phone is
-# online again" / "as soon as it regains connectivity").
-CIRCUMSTANCE_WORDS = CONDITIONAL_WORDS | _words("once soon after before until while upon during")
-
-
-def _conditional_words(items) -> frozenset[str]:
-    """The stems of the content words of each clause opened by a conditional word, up to the next
-    mark or clause word ("when [a partner has production access]")."""
-    found: set[str] = set()
-    ends = word_setting("UPSERT_CLAUSE_WORDS")
-    for index, (group, word, _) in enumerate(items):
-        if group != "word" or word not in CONDITIONAL_WORDS:
-            continue
-        for group_after, after, _ in items[index + 1 :]:
-            if group_after == "mark" or after in ends:
-                break
-            if after not in FUNCTION_WORDS | DETERMINERS | PREPOSITIONS:
-                found.add(stem(after))
-    return frozenset(found)
 
 
 def _word_before(items, index: int) -> str:
@@ -336,82 +274,6 @@ def _leading_marks(surface: str) -> int:
 
 def _item_at(starts: list[int], offset: int) -> int:
     return max(0, bisect_right(starts, offset) - 1)
-
-
-def _clauses(items: list[tuple[str, str, int]]) -> tuple[list[int], frozenset[int]]:
-    """The clause of each item: a new clause after a mark, at a clause word, and at "and"/"or"
-    followed by a determiner or by three content words before the next mark. And the items of the
-    phrases fronted before their clause, which belong to it, and of a label opening the text ("fraud-model:
-    the risk team gets the alerts"), which belongs to the clause after it but has no place in its order."""
-    clause_words = word_setting("UPSERT_CLAUSE_WORDS")
-    clause, result, opened, fronted, labels = 0, [], 0, set(), set()
-    for index, (group, word, _) in enumerate(items):
-        if word == "," and _fronted_phrase(items[opened:index], clause_words):
-            fronted.update(range(opened, index))
-        elif word == ":" and not opened and _label(items[:index]):
-            labels.update(range(index))
-        elif (
-            group == "mark"
-            and not _opens_relative(items, index)
-            or word in clause_words
-            and not (word == "then" and index and items[index - 1][1] == "and")
-            or word in ("and", "or")
-            and _starts_clause(items, index)
-        ):
-            clause += 1
-            opened = index + 1
-        result.append(clause)
-    return result, frozenset(fronted), frozenset(labels)
-
-
-FRONTED_WORDS = 4  # content words at most in a phrase fronted before its clause
-LABEL_WORDS = 3  # words at most in a label before a colon opening a text
-
-
-def _label(segment) -> bool:
-    """Is ``segment``, opening the text before a colon, a label of what follows ("fraud-model: the
-    risk team gets the alerts", "audit-service logs: JSON only")? It belongs to the clause after it."""
-    words = [word for group, word, _ in segment if group == "word"]
-    return 0 < len(words) <= LABEL_WORDS and len(words) == len(segment)
-
-
-def _fronted_phrase(segment, clause_words) -> bool:
-    """Is ``segment``, ended by a comma, a short phrase opened by a preposition and put before its
-    clause ("For payroll-service, run the tests…", "Before opening a PR, run…")? It belongs to the
-    clause that follows, as it would at the end of it. A condition ("if", "when") is a clause."""
-    words = [word for group, word, _ in segment if group == "word"]
-    return (
-        bool(segment)
-        and segment[0][0] == "word"
-        and words[0] in PREPOSITIONS
-        and words[0] not in clause_words
-        and sum(word not in FUNCTION_WORDS for word in words[1:]) <= FRONTED_WORDS
-    )
-
-
-def _opens_relative(items, index: int) -> bool:
-    """Is the mark a comma before "which" or "who"? What follows says more of the thing before it
-    ("…holds the sellers' payouts, which are calculated in GBP"): the same clause."""
-    return items[index][1] == "," and index + 1 < len(items) and items[index + 1][1] in ("which", "who")
-
-
-def _starts_clause(items, index: int) -> bool:
-    following = []
-    for group, word, _ in items[index + 1 :]:
-        if group == "mark":
-            break
-        following.append(word)
-    if following and following[0] in DETERMINERS:
-        return True
-    # "…and PMs review them", "…and engineering schedules it": a subject, its verb and its object.
-    if len(following) >= 3 and following[2] in OBJECTS and "VERB" in parts_of_speech(following[1]):
-        return True
-    # Three content words and a verb ("…and Keycloak is the identity provider"): not a list of things
-    # ("…and IAM modules in infra-terraform").
-    content = [word for word in following if word not in FUNCTION_WORDS]
-    return len(content) >= 3 and (
-        any(word in BE for word in following) or any("VERB" in parts_of_speech(word) for word in content)
-    )
 
 
 def _roles(items, clause_of_item, at, tokens) -> tuple[tuple[str, ...], set[int], int]:
