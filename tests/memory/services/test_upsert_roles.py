@@ -572,6 +572,10 @@ SHAPES_CHANGING_THE_FACT = {
         "App teams are in charge of the VPC and DNS modules in infra-live, while network only looks after the "
         "service modules.",
     ),
+    "preferred and rejected exchanged, each also named in its other role": (
+        "billing-ui uses Zustand for client state rather than Redux; Redux is kept only for legacy forms.",
+        "billing-ui keeps client state in Redux instead of Zustand; Zustand is used only for legacy forms.",
+    ),
     "an imperative's adjective changed": (
         "Archive old support tickets every month.",
         "Archive new support tickets every month.",

@@ -205,8 +205,25 @@ def _polarity_swaps(old: Reading, new: Reading) -> list[tuple[str, str]]:
         & {t.key for t in new.tokens}
     )
     shared = things - {t.key for t in old.tokens + new.tokens if t.kind in ("negation", "scope")}
-    roles_old = {key: {old.role[n] for n, t in enumerate(old.tokens) if t.key == key} for key in shared}
-    roles_new = {key: {new.role[n] for n, t in enumerate(new.tokens) if t.key == key} for key in shared}
+    swaps = _swapped_roles(old, new, shared, contrastive_only=False)
+    # A thing also named elsewhere in the other role ("use React Query rather than Redux; Redux is kept
+    # for UI preferences"): the clause that prefers one over the other decides.
+    return swaps or _swapped_roles(old, new, shared, contrastive_only=True)
+
+
+def _swapped_roles(old: Reading, new: Reading, shared: set[str], *, contrastive_only: bool) -> list:
+    def roles(reading: Reading) -> dict[str, set[str]]:
+        contrastive = {reading.clause[n] for n, role in enumerate(reading.role) if role == "-"}
+        return {
+            key: {
+                reading.role[n]
+                for n, t in enumerate(reading.tokens)
+                if t.key == key and (not contrastive_only or reading.clause[n] in contrastive)
+            }
+            for key in shared
+        }
+
+    roles_old, roles_new = roles(old), roles(new)
     demoted = [k for k in shared if roles_old[k] == {"+"} and roles_new[k] == {"-"}]
     promoted = [k for k in shared if roles_old[k] == {"-"} and roles_new[k] == {"+"}]
     return [(x, y) for x in in_order(old, demoted) for y in in_order(old, promoted)]
