@@ -5,8 +5,9 @@ with no database access, so it can be tested on thousands of labeled pairs.
 The pipeline, for a new memory against each neighbour of a compatible scope (closest first):
 1. ``tokens``: the content-bearing tokens of each text (numbers, versions, names, paths,
    negations, contrast words, ordinary words…), words of obligation and light verbs read as nothing;
-2. ``reading``: the role each token plays — its clause, preferred or rejected, verb or thing, its
-   place once a passive is read as active — and the relation words' frames;
+2. ``reading``: the role each token plays — its clause (``clauses``), preferred or rejected, verb or
+   thing, its place once a passive is read as active — the relation words' frames, what the text
+   says of when its rule applies (``conditions``) and which steps it orders (``sequence``);
 3. ``compare``: the changes of fact between two readings — a strong token, the polarity, the
    scope, a contrast pair exchanged, a thing replaced, roles exchanged — and the wording that
    differs without changing a fact;
