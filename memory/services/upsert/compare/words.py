@@ -75,15 +75,7 @@ def compare_words(
     forms = {(a, b) for a in removed for b in added if _other_form(a, b)}
     removed -= {a for a, _ in forms}
     added -= {b for _, b in forms}
-    # "Interns may not push to main" → "no one may push to main": the rule widened to everyone.
-    for mine, theirs, dropped in ((new, old, removed), (old, new, added)):
-        named = _named_subjects(theirs, dropped) if mine.everyone and not theirs.everyone else set()
-        if named:
-            said = [t.surface for t in theirs.tokens if t.key in named]
-            result.changes.append(
-                Change("scope", *((said, ["everyone"]) if theirs is old else (["everyone"], said)))
-            )
-            dropped -= named
+    _said_of_everyone(old, new, result, removed, added)
     # "on the last day" / "the last day": a preposition, not a state, when nothing replaces it.
     prepositions = {stem(word) for word in setting("UPSERT_PREPOSITION_CONTRASTS")}
     result.identical = (
@@ -207,20 +199,39 @@ def compare_words(
     if old_shown or new_shown:
         result.changes.append(Change("term", old_shown, new_shown))
     _compare_quantifiers(old, new, old_things | lone_old, new_things | lone_new, result, removed, added)
-    bound_old, bound_new = old.conditions - new.words, new.conditions - old.words
-    # A condition on one side only ("rotate the keys when a partner has production access" / "… for
-    # every partner"): what it says that the other side does not, the rule's scope changed.
-    enough = setting("UPSERT_CONDITION_THINGS")
-    unsaid_old = (old.conditional - new.words) & _not_verbs(old, removed) if not new.conditioned else set()
-    unsaid_new = (new.conditional - old.words) & _not_verbs(new, added) if not old.conditioned else set()
-    bound_old |= unsaid_old if len(unsaid_old) >= enough else set()
-    bound_new |= unsaid_new if len(unsaid_new) >= enough else set()
+    bound_old = old.conditions - new.words | _condition_unsaid(old, new, removed)
+    bound_new = new.conditions - old.words | _condition_unsaid(new, old, added)
     if bound_old or bound_new:
         result.changes.append(Change("scope", shown(old, bound_old), shown(new, bound_new)))
         removed -= bound_old
         added -= bound_new
     result.reworded = shown(old, removed) + shown(new, added)
     result.unmatched_things = shown(old, nominal(old, removed)) + shown(new, nominal(new, added))
+
+
+def _said_of_everyone(
+    old: Reading, new: Reading, result: Comparison, removed: set[str], added: set[str]
+) -> None:
+    """ "Interns may not push to main" → "no one may push to main": the rule widened to everyone (or,
+    the other way, narrowed to some). The subject named on one side is then no rewording."""
+    for mine, theirs, dropped in ((new, old, removed), (old, new, added)):
+        named = _named_subjects(theirs, dropped) if mine.everyone and not theirs.everyone else set()
+        if named:
+            said = [t.surface for t in theirs.tokens if t.key in named]
+            result.changes.append(
+                Change("scope", *((said, ["everyone"]) if theirs is old else (["everyone"], said)))
+            )
+            dropped -= named
+
+
+def _condition_unsaid(reading: Reading, other: Reading, keys: set[str]) -> set[str]:
+    """A condition ``reading`` states and ``other`` has none of ("rotate the keys when a partner has
+    production access" / "… for every partner"): of ``keys``, the things it names that the other
+    does not say — when they are ``UPSERT_CONDITION_THINGS`` or more, the scope changed."""
+    if other.conditioned:
+        return set()
+    unsaid = (reading.conditional - other.words) & _not_verbs(reading, keys)
+    return unsaid if len(unsaid) >= setting("UPSERT_CONDITION_THINGS") else set()
 
 
 def _kind_after_shared_name(reading: Reading, other: Reading, keys: set[str]) -> set[str]:
