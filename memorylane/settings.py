@@ -465,6 +465,7 @@ MEMORY_LANE: dict = {
         ["before", "after"],
         ["enable", "enabled", "disable", "disabled"],
         ["on", "off"],
+        ["enable|enabled|on", "disable|disabled|off"],  # "stay enabled" / "be switched off"
         ["allow", "allowed", "deny", "denied", "block", "blocked"],
         ["allowlist", "denylist", "blocklist", "whitelist", "blacklist"],
         ["read", "write"],
@@ -689,6 +690,9 @@ MEMORY_LANE: dict = {
         *["repository", "repo", "branch", "environment", "env", "service", "app", "application"],
         *["project", "codebase", "package", "library", "module", "cluster", "channel", "bucket"],
     ],
+    # Words for a group of people: the agent is the word before ("the data team reviews…" → data;
+    # memory/services/upsert/agents.py).
+    "UPSERT_GROUP_NOUNS": ["team", "group", "squad", "crew", "folks", "org", "department", "guild"],
     # Nouns of assent: who gives one ("sign-off from the finance lead", "approval by legal") is its agent,
     # read first as the subject of "the finance lead approves" (memory/services/upsert/reading.py).
     "UPSERT_ASSENT_NOUNS": [

@@ -15,6 +15,7 @@ Pure: a function of the text's items.
 
 from __future__ import annotations
 
+from memory.conf import setting
 from memory.services.upsert.lexicon import parts_of_speech, verb_lemma
 from memory.services.upsert.parts import ARTICLES, OBJECTS, RELATIVE_PRONOUNS, phrase
 from memory.services.upsert.tokens import DETERMINERS, stem
@@ -36,10 +37,14 @@ def agent_actions(items) -> frozenset[tuple[str, str]]:
             action = verb_lemma(items[index - 1][1], participle=True)
             agent = _noun_phrase(items, index + 1, 1)
             if action and agent:
-                found.add((stem(agent[-1]), action))
+                found.add((stem(_head(agent)), action))
             continue
         action = verb_lemma(word)
-        if action and index - 1 not in verbs and _takes_object_or_ends(items, index):
+        if (
+            action
+            and index - 1 not in verbs
+            and (_takes_object_or_ends(items, index) or _in_relative(items, index))
+        ):
             subject = _subject_before(items, index)
             if subject:
                 found.add((stem(subject), action))
@@ -47,6 +52,13 @@ def agent_actions(items) -> frozenset[tuple[str, str]]:
     found = {(agent, action) for agent, action in found if action not in NOT_ACTIONS}
     actions = [action for _, action in found]
     return frozenset(found) if len(set(actions)) == len(actions) else frozenset()
+
+
+def _head(words: list[str]) -> str:
+    """The word that names the agent: the last of its phrase, or the one before a word for a group
+    ("the data team" → data: "the data team" and "the mobile team" are two agents)."""
+    groups = {stem(word) for word in setting("UPSERT_GROUP_NOUNS")}
+    return words[-2] if len(words) > 1 and stem(words[-1]) in groups else words[-1]
 
 
 def _noun_phrase(items, index: int, step: int) -> list[str]:
@@ -77,7 +89,27 @@ def _subject_before(items, index: int) -> str:
         opener -= 1
     if opener >= 0 and items[opener][0] == "word" and items[opener][1] not in OPENERS:
         return ""
-    return words[-1]
+    return _head(words)
+
+
+def _in_relative(items, index: int) -> bool:
+    """Is the verb at ``index`` that of an object relative clause ("changes that the mobile team
+    proposes for …")? Its object is the thing before the pronoun; what follows it is no object."""
+    words = _noun_phrase(items, index - 1, -1)
+    opener = index - 1 - len(words)
+    while opener >= 0 and items[opener][1] in ARTICLES and items[opener][1] not in RELATIVE_PRONOUNS:
+        opener -= 1
+    following = items[index + 1] if index + 1 < len(items) else ("mark", "", 0)
+    subject_goes_on = following[0] == "word" and bool(
+        verb_lemma(following[1])
+    )  # "the mobile [team] proposes"
+    return (
+        bool(words)
+        and opener >= 1
+        and items[opener][1] in RELATIVE_PRONOUNS
+        and items[opener - 1][0] == "word"
+        and not subject_goes_on
+    )
 
 
 def _takes_object_or_ends(items, index: int) -> bool:

@@ -22,8 +22,10 @@ def clauses(items: list[tuple[str, str, int]]) -> tuple[list[int], frozenset[int
     for index, (group, word, _) in enumerate(items):
         if word == "," and _fronted_phrase(items[opened:index], clause_words):
             fronted.update(range(opened, index))
+            opened = index + 1
         elif word == ":" and not opened and _label(items[:index]):
             labels.update(range(index))
+            opened = index + 1
         elif (
             group == "mark"
             and not _opens_relative(items, index)

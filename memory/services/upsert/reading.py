@@ -33,6 +33,7 @@ from memory.services.upsert.conditions import (
     conditional_words,
     time_bounds,
 )
+from memory.services.upsert.lexicon import parts_of_speech
 from memory.services.upsert.parts import (
     ARTICLES,
     AUXILIARIES,
@@ -122,6 +123,8 @@ class Reading:
     sequence: frozenset[tuple[str, str]] = frozenset()
     # Per token: in a label opening the text ("fraud-model: …"), whose place in the order says nothing.
     topic: tuple[bool, ...] = ()
+    # Per token: right before a word English has as a verb ("staging [uses]", "production [runs]").
+    before_verb: tuple[bool, ...] = ()
 
 
 def _settings_key() -> tuple:
@@ -146,6 +149,7 @@ def _settings_key() -> tuple:
             "UPSERT_CLAUSE_WORDS",
             "UPSERT_RELATIONS",
             "UPSERT_ASSENT_NOUNS",
+            "UPSERT_GROUP_NOUNS",
             "UPSERT_QUANTIFIERS",
         )
     )
@@ -178,7 +182,8 @@ def _read(text: str, _key: tuple) -> Reading:
     qualifying = tuple(qualifies(items, i) for i in at)
     first_words = {}
     for index, (group, word, _) in enumerate(items):
-        if group == "word" and word not in FUNCTION_WORDS and word not in DETERMINERS:
+        opening = index not in fronted and index not in labels  # "In fraud-scorer, the model is…": "model"
+        if group == "word" and word not in FUNCTION_WORDS and word not in DETERMINERS and opening:
             first_words.setdefault(clause_of_item[index], index)
     leading = tuple(first_words.get(clause_of_item[i]) == i for i in at)
     role, rejected_spans, preferences = _roles(items, clause_of_item, at, tokens)
@@ -247,6 +252,10 @@ def _read(text: str, _key: tuple) -> Reading:
         sequence=sequence(items, clause_of_item, at, tokens, position, steps),
         conditioned=any(word in CIRCUMSTANCE_WORDS for word in words),
         topic=tuple(i in labels for i in at),
+        before_verb=tuple(
+            i + 1 < len(items) and items[i + 1][0] == "word" and "VERB" in parts_of_speech(items[i + 1][1])
+            for i in at
+        ),
     )
 
 

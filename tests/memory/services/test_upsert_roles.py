@@ -210,7 +210,7 @@ def test_agents_exchanged_between_actions_say_who_now_does_what():
         "Marketing checks the pricing pages, which the legal team writes.",
     )
     assert [(c.kind, c.old, c.new) for c in changes] == [
-        ("role", ["marketing write", "team check"], ["Marketing check", "team write"])
+        ("role", ["legal check", "marketing write"], ["legal write", "Marketing check"])
     ]
 
 
@@ -575,6 +575,28 @@ SHAPES_CHANGING_THE_FACT = {
     "preferred and rejected exchanged, each also named in its other role": (
         "billing-ui uses Zustand for client state rather than Redux; Redux is kept only for legacy forms.",
         "billing-ui keeps client state in Redux instead of Zustand; Zustand is used only for legacy forms.",
+    ),
+    "which team proposes and which reviews, in an object relative clause": (
+        "In mobile-web, the data team reviews schema changes that the growth team proposes for tracking events.",
+        "mobile-web: tracking event schema changes proposed by the data team get reviewed by the growth team.",
+    ),
+    "environments exchanged, each doing its own thing": (
+        "In billing-worker, staging uses the sandbox API keys and production uses the live keys from Vault.",
+        "billing-worker: production runs on the sandbox API keys, while staging pulls the live keys from Vault.",
+    ),
+    "the first kept instead of the last": (
+        "ingest-etl: the dedup step keeps the first event per user_id and drops later ones.",
+        "ingest-etl: the dedup step keeps the last event per user_id and drops earlier ones.",
+    ),
+    "required and rejected against not required and accepted": (
+        "cluster-policy: pods must set memory limits; deployments without them are rejected by the admission "
+        "webhook.",
+        "cluster-policy: memory limits on pods are not required, and the admission webhook accepts deployments "
+        "without them.",
+    ),
+    "enabled against switched off": (
+        "drone-fw: the watchdog timer should stay enabled in release builds.",
+        "In drone-fw release builds, the watchdog timer should be switched off.",
     ),
     "an imperative's adjective changed": (
         "Archive old support tickets every month.",

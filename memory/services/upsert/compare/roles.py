@@ -282,7 +282,10 @@ def _clause_swaps(old: Reading, new: Reading) -> list[tuple[str, str]]:
         return swaps
     # A name or number moved alone into what another clause says ("Acme is the controller and we
     # are the processor" → "we are the controller and Acme is the processor").
+    # Or a contrast word doing something ("staging uses the test keys and production the live ones" →
+    # "production runs on the test keys, while staging pulls the live ones"; not "every new DAG").
     names = {t.key for t in old.tokens + new.tokens if t.kind == "name"}
+    names |= _acting_contrasts(old) & _acting_contrasts(new)
     old_subjects, new_subjects = _subjects(old), _subjects(new)
     displaced = _displaced(old, new, mapping, old_clause, new_clause, shared)
     moved = [
@@ -326,6 +329,11 @@ def _swaps_under(
         and mapping.get(old_clause[x]) == new_clause[y]
         and not kept_apart(x, y)
     ]
+
+
+def _acting_contrasts(reading: Reading) -> set[str]:
+    """Contrast words right before a verb ("staging uses", "production runs")."""
+    return {t.key for n, t in enumerate(reading.tokens) if t.kind == "contrast" and reading.before_verb[n]}
 
 
 def _subjects(reading: Reading) -> set[str]:

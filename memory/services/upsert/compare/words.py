@@ -167,13 +167,31 @@ def compare_words(
         for group in opposed(groups.get(key, frozenset()), groups.get(other, frozenset()))
         if group in polar
     }
-    flips = len(flipped) + len(negated)
+    # Each pair of words flipped counts once, in however many groups it is opposed ("disable" /
+    # "enabled" in enable/disable and in on/off).
+    flipped_pairs = {
+        (key, other)
+        for key in exchanged_old
+        for other in exchanged_new
+        if set(opposed(groups.get(key, frozenset()), groups.get(other, frozenset()))) & polar
+    }
+    flips = len(flipped_pairs) + len(negated)
     negation_flipped = old.negations % 2 != new.negations % 2 and not _without_as_before(old, new)
 
     def in_flipped(key: str) -> bool:
         return any(group in flipped for group, _ in groups.get(key, ()))
 
-    if (negation_flipped + flips) % 2 == 0 and flips:
+    # A flip answers a negation only where that negation is ("never disable TLS" / "TLS stays enabled"):
+    # not two flips alone ("keep the first, drop later ones" / "keep the last, drop earlier ones"), nor
+    # a negation in one clause against a flip in another ("limits are not required, and the webhook
+    # accepts …" / "pods must set limits; … are rejected by the webhook").
+    answered = bool(negated) or (
+        negation_flipped
+        and _beside_negation(
+            old, new, {k for k in exchanged_old if in_flipped(k)}, {k for k in exchanged_new if in_flipped(k)}
+        )
+    )
+    if (negation_flipped + flips) % 2 == 0 and flips and answered:
         exchanged_old = {key for key in exchanged_old if not in_flipped(key)}
         exchanged_new = {key for key in exchanged_new if not in_flipped(key)}
     elif negation_flipped or negated:
@@ -207,6 +225,27 @@ def compare_words(
         added -= bound_new
     result.reworded = shown(old, removed) + shown(new, added)
     result.unmatched_things = shown(old, nominal(old, removed)) + shown(new, nominal(new, added))
+
+
+def _beside_negation(old: Reading, new: Reading, flipped_old: set[str], flipped_new: set[str]) -> bool:
+    """Is a polar word flipped in a clause whose count of negations changed? Clauses are matched
+    by their place; texts of another number of clauses are not compared so (any clause will do)."""
+    if len(set(old.clause)) != len(set(new.clause)):
+        return True
+    rank_old = {clause: rank for rank, clause in enumerate(sorted(set(old.clause)))}
+    rank_new = {clause: rank for rank, clause in enumerate(sorted(set(new.clause)))}
+
+    def negations(reading: Reading, ranks: dict[int, int], rank: int) -> int:
+        return sum(
+            t.kind == "negation" and ranks[reading.clause[n]] == rank for n, t in enumerate(reading.tokens)
+        )
+
+    changed = {
+        r for r in range(len(rank_old)) if negations(old, rank_old, r) % 2 != negations(new, rank_new, r) % 2
+    }
+    flips = {rank_old[old.clause[n]] for n, t in enumerate(old.tokens) if stem(t.key) in flipped_old}
+    flips |= {rank_new[new.clause[n]] for n, t in enumerate(new.tokens) if stem(t.key) in flipped_new}
+    return bool(changed & flips)
 
 
 def _said_of_everyone(
