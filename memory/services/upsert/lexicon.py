@@ -64,10 +64,26 @@ def verb_lemma(word: str, *, participle: bool = False) -> str:
     ``participle``, only a past participle ("written", "reviewed")."""
     lemmas = _lemmas(word).get("VERB", ())
     if not lemmas:
-        return ""
+        return _guessed_lemma(word, participle=participle)
     if participle:
         from lemminflect import getAllInflections
 
         forms = getAllInflections(lemmas[0], upos="VERB")  # a regular verb's VBN is its VBD
         return lemmas[0] if word.lower() in forms.get("VBN", forms.get("VBD", ())) else ""
     return lemmas[0]
+
+
+GUESSED_VERB_LENGTH = 6  # letters at least of a word the lexicon lacks, for its ending to say "verb"
+
+
+def _guessed_lemma(word: str, *, participle: bool) -> str:
+    """A verb the lexicon lacks (jargon: "unsubscribes", "deduped", "autoscaled"), guessed from its
+    ending: -ed (a participle) or, when no participle is asked for, -es; else ""."""
+    word = word.lower()
+    if not word.isalpha() or len(word) < GUESSED_VERB_LENGTH or parts_of_speech(word):
+        return ""
+    if word.endswith("ed"):
+        return word[:-1]  # "unsubscribed" → unsubscribe, "deduped" → dedupe
+    if word.endswith("es") and not participle:
+        return word[:-1]  # "unsubscribes" → unsubscribe
+    return ""

@@ -25,6 +25,8 @@ BE = _words("is are was were be been being am get gets got gotten getting")
 PARTICLES = _words("up down off out away back")
 PRONOUNS = _words("it they this that these those")  # a thing referred to, not a person
 OBJECTS = _words("it them us him her me you")  # after a verb: "add them to v2"
+# Prepositions before a place or a state ("in staging", "on prod"), never before a gerund that acts.
+PLACE_PREPOSITIONS = _words("in on at into onto from of within across via")
 PREPOSITIONS = _words(
     "in on at for with by from to into onto of about via through during within without across along "
     "behind under over above below between among against per than when if while until after before"
@@ -44,6 +46,8 @@ def is_verbal(items, item: int, item_tokens, tokens, *, any_kind: bool = False) 
     first_of_clause = not previous
     if previous and any(tokens[n].surface[:1].isupper() for n in item_tokens.get(item, ())):
         return False  # a name mid-sentence, even one the synonyms made a word: "written to Postgres, which…"
+    if previous in PLACE_PREPOSITIONS and any(tokens[n].kind == "contrast" for n in item_tokens.get(item, ())):
+        return False  # "in staging", "to production": a place, not a verb in -ing
     if _after_relative_pronoun(items, item, word):
         return True  # "API keys that live for a long time", "hosts which serve one tenant"
     if previous in DETERMINERS and previous not in ("it", "they", "we", "you", "he", "she", "i"):

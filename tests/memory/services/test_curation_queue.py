@@ -56,7 +56,12 @@ def test_a_merge_that_is_not_allowed_changes_nothing(team, curator):
 
 def test_merge_candidates_are_the_most_similar_live_memories(team):
     memory = store(team=team, content="Run the migrations before starting the web server.")
-    close = store(team=team, content="Start the web server only after the migrations ran.")
+    # Close but another fact: "Start the web server only after the migrations ran." is the same fact
+    # (the same steps in the same order) and reinforces the first memory instead of being a second one.
+    close = store(
+        team=team,
+        content="Never start the web server before the migrations and the seed scripts have both finished.",
+    )
     store(team=team, content="The billing worker retries charges three times.")
     (first, similarity), *_ = merge_candidates(memory=memory, limit=2)
     assert first == close and similarity > 0.7

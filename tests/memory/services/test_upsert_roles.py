@@ -598,6 +598,10 @@ SHAPES_CHANGING_THE_FACT = {
         "drone-fw: the watchdog timer should stay enabled in release builds.",
         "In drone-fw release builds, the watchdog timer should be switched off.",
     ),
+    "who does what exchanged, with verbs the lexicon lacks": (
+        "In mail-gateway, the bounce handler unsubscribes addresses that the abuse filter flags.",
+        "mail-gateway: addresses flagged by the bounce handler get unsubscribed by the abuse filter.",
+    ),
     "an imperative's adjective changed": (
         "Archive old support tickets every month.",
         "Archive new support tickets every month.",
@@ -634,4 +638,11 @@ def test_every_one_of_them_narrowed_by_a_relative_clause_is_never_a_noop(embedde
     old = "Run the smoke suite on every deploy to the catalog staging cluster."
     new = "Run the smoke suite on deploys to the catalog staging cluster that touch pricing code."
     assert any(c.kind == "scope" for c in compare_facts(old, new))
+    assert verdict(embedder, old, new).operation != NOOP
+
+
+def test_an_environment_added_at_the_end_is_never_a_noop(embedder):
+    old = "Run the schema migrations before starting the api server."
+    new = "Run the schema migrations before starting the api server in staging."
+    assert any(c.kind == "term" and c.new == ["staging"] for c in compare_facts(old, new))
     assert verdict(embedder, old, new).operation != NOOP
