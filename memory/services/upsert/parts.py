@@ -46,8 +46,10 @@ def is_verbal(items, item: int, item_tokens, tokens, *, any_kind: bool = False) 
     first_of_clause = not previous
     if previous and any(tokens[n].surface[:1].isupper() for n in item_tokens.get(item, ())):
         return False  # a name mid-sentence, even one the synonyms made a word: "written to Postgres, which…"
-    if previous in PLACE_PREPOSITIONS and any(tokens[n].kind == "contrast" for n in item_tokens.get(item, ())):
-        return False  # "in staging", "to production": a place, not a verb in -ing
+    if previous in PLACE_PREPOSITIONS and any(
+        tokens[n].kind == "contrast" for n in item_tokens.get(item, ())
+    ):
+        return False  # "in staging", "on prod": a place, not a verb in -ing
     if _after_relative_pronoun(items, item, word):
         return True  # "API keys that live for a long time", "hosts which serve one tenant"
     if previous in DETERMINERS and previous not in ("it", "they", "we", "you", "he", "she", "i"):
