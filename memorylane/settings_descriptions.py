@@ -204,6 +204,16 @@ MEMORY_LANE: dict[str, dict[str, str]] = {
         'user gets more than one" ≡ "at most one"',
         "UPSERT_PHRASES": 'phrases read as one word before tokens are compared ("make sure" = "ensure"). A '
         'replacement is at most as long as its phrase; a phrase ending in " #" is read so only before a number',
+        "UPSERT_GENERIC_PEOPLE": 'people in general: their rule is everyone\'s ("engineers never push to main" '
+        '≡ "nobody pushes to main"); any other subject against "nobody" is a narrower rule',
+        "UPSERT_CONDITION_THINGS": 'a condition said on one side only ("when a partner has production access") '
+        "changes the scope when it names at least this many things the other side does not",
+        "UPSERT_KIND_NOUNS": 'kinds of thing: said after names both texts give ("the ml-notebooks repo" / '
+        '"ml-notebooks") they add nothing',
+        "UPSERT_GROUP_NOUNS": 'words for a group of people: the agent is the word before ("the data team '
+        'reviews…" → data)',
+        "UPSERT_ASSENT_NOUNS": 'nouns of assent: who gives one is its agent ("need sign-off from the finance '
+        'lead" ≡ "must be approved by the finance lead")',
     },
     "Limits of the API and of sessions": {
         "MAX_TAGS": "tags per memory",
