@@ -60,7 +60,7 @@ from memory.services.upsert.tokens import (
 ITEM_RE = re.compile(
     r"(?P<word>[\w][\w'’]*(?:[.:@+#/-][\w'’]+)*)|(?P<mark>[,;:!?()\[\]—–]|\.(?=\s|$)|\s[-–]\s)"
 )
-EVERYONE_RE = re.compile(r"\b(?:nobody|no one|no-one|everyone|everybody|anyone|anybody|whoever)\b")
+EVERYONE = frozenset({"nobody", "no-one", "everyone", "everybody", "anyone", "anybody", "whoever"})
 
 
 class Frame(NamedTuple):
@@ -247,7 +247,7 @@ def _read(text: str, _key: tuple) -> Reading:
         words=frozenset(stem(word) for word in words),
         conditions=time_bounds(items),
         agents=agent_actions(items),
-        everyone=bool(EVERYONE_RE.search(" ".join(words))),
+        everyone=_said_of_everyone(words),
         conditional=conditional_words(items),
         sequence=sequence(items, clause_of_item, at, tokens, position, steps),
         conditioned=any(word in CIRCUMSTANCE_WORDS for word in words),
@@ -256,6 +256,16 @@ def _read(text: str, _key: tuple) -> Reading:
             i + 1 < len(items) and items[i + 1][0] == "word" and "VERB" in parts_of_speech(items[i + 1][1])
             for i in at
         ),
+    )
+
+
+def _said_of_everyone(words: list[str]) -> bool:
+    """Is the rule said of everyone ("nobody may push", "no one merges")? Not "whenever anyone
+    touches …": the subject of a condition, not of the rule."""
+    return any(
+        (word in EVERYONE or (word == "no" and words[i + 1 : i + 2] == ["one"]))
+        and not (i and words[i - 1] in CIRCUMSTANCE_WORDS)
+        for i, word in enumerate(words)
     )
 
 

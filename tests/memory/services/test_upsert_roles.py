@@ -646,3 +646,9 @@ def test_an_environment_added_at_the_end_is_never_a_noop(embedder):
     new = "Run the schema migrations before starting the api server in staging."
     assert any(c.kind == "term" and c.new == ["staging"] for c in compare_facts(old, new))
     assert verdict(embedder, old, new).operation != NOOP
+
+
+def test_anyone_in_a_condition_is_no_rule_said_of_everyone():
+    old = "In ledger-rs, whenever anyone touches a query! macro they run cargo sqlx prepare and commit the .sqlx files."
+    new = "In ledger-rs, any changed query! macro needs cargo sqlx prepare and the .sqlx files committed."
+    assert not any(c.kind == "scope" for c in compare_facts(old, new))

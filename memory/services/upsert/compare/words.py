@@ -290,6 +290,11 @@ def _kind_after_shared_name(reading: Reading, other: Reading, keys: set[str]) ->
     return found
 
 
+def _verb_form(word: str) -> bool:
+    """A verb's participle or form in -ing ("changed", "failing"), not a noun ("interns")."""
+    return word.lower().endswith(("ed", "ing")) and "VERB" in parts_of_speech(word)
+
+
 def _determined(reading: Reading) -> set[str]:
     """Keys of the tokens right after a determiner ("the first import")."""
     return {t.key for n, t in enumerate(reading.tokens) if reading.determined[n]}
@@ -307,7 +312,11 @@ def _named_subjects(reading: Reading, keys: set[str]) -> set[str]:
     return {
         t.key
         for n, t in enumerate(reading.tokens)
-        if t.key in keys and reading.leading[n] and not reading.verbal[n] and t.kind in ("word", "name")
+        if t.key in keys
+        and reading.leading[n]
+        and not reading.verbal[n]
+        and t.kind in ("word", "name")
+        and not _verb_form(t.surface)  # "any changed query": no one named
     } - generic
 
 
