@@ -50,6 +50,7 @@ from memory.services.upsert.tokens import (
     FUNCTION_WORDS,
     Token,
     _rewrite_phrases,
+    _words,
     content_tokens,
     silenced_at_start,
     stem,
@@ -121,8 +122,12 @@ class Reading:
     # (earlier, later) keys of the steps the text orders ("review before adding", "add first, review
     # afterwards"): sequence.py.
     sequence: frozenset[tuple[str, str]] = frozenset()
-    # Per token: in a label opening the text ("fraud-model: …"), whose place in the order says nothing.
+    # Per token: in a label opening the text ("fraud-model: …") or a setting fronted before its clause
+    # ("In game-physics-sim, …"), whose place in the order or among the clauses says nothing.
     topic: tuple[bool, ...] = ()
+    # Clauses with no subject of their own, going on with the one before ("…, and [they] are logged",
+    # "… and need approval").
+    subjectless: frozenset[int] = frozenset()
     # Per token: right before a word English has as a verb ("staging [uses]", "production [runs]").
     before_verb: tuple[bool, ...] = ()
 
@@ -251,12 +256,33 @@ def _read(text: str, _key: tuple) -> Reading:
         conditional=conditional_words(items),
         sequence=sequence(items, clause_of_item, at, tokens, position, steps),
         conditioned=any(word in CIRCUMSTANCE_WORDS for word in words),
-        topic=tuple(i in labels for i in at),
+        topic=tuple(i in labels or (i in fronted and i not in step_phrases) for i in at),
+        subjectless=_subjectless(items, clause_of_item),
         before_verb=tuple(
             i + 1 < len(items) and items[i + 1][0] == "word" and "VERB" in parts_of_speech(items[i + 1][1])
             for i in at
         ),
     )
+
+
+CONTINUING = _words("they it them")  # a clause opening with these goes on with the subject before
+
+
+def _subjectless(items, clause_of_item) -> frozenset[int]:
+    """The clauses (after the first) whose first word, past "and"/"or"/"but", is a pronoun, an
+    auxiliary or a modal: they say more of the subject of the clause before."""
+    silent = word_setting("UPSERT_MODAL_WORDS") | word_setting("UPSERT_LIGHT_VERBS")
+    found, seen = set(), set()
+    for index, (group, word, _) in enumerate(items):
+        clause = clause_of_item[index]
+        if group != "word" or clause in seen or word in ("and", "or", "but", "then"):
+            continue
+        seen.add(clause)
+        # Not a verb the lexicon knows: "and validate on the 2024 data" is an imperative of its own.
+        verb = word in AUXILIARIES or word in BE or word in silent
+        if index and (word in CONTINUING or verb):
+            found.add(clause)
+    return frozenset(found)
 
 
 def _said_of_everyone(words: list[str]) -> bool:

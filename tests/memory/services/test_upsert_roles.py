@@ -507,6 +507,18 @@ SHAPES_KEEPING_THE_FACT = {
         "geo-api allows 50 requests per minute per token.",
         "In geo-api, each token gets 50 req/min.",
     ),
+    "two predicates of one subject reordered": (
+        "For payout-service, transfers above 2,000 euros need finance approval, and they are logged to the ledger table.",
+        "For payout-service, transfers above 2,000 euros are logged to the ledger table and need finance approval.",
+    ),
+    "a fronted condition moved to the end": (
+        "In docs-portal, after upgrading Astro, delete the .astro cache before running the build.",
+        "In docs-portal, delete the .astro cache before running the build after upgrading Astro.",
+    ),
+    "a fronted reason moved to the end": (
+        "In racing-sim, because of replay determinism, the physics step runs at a fixed 120 Hz.",
+        "In racing-sim, the physics step runs at a fixed 120 Hz because of replay determinism.",
+    ),
 }
 
 SHAPES_CHANGING_THE_FACT = {
@@ -601,6 +613,10 @@ SHAPES_CHANGING_THE_FACT = {
     "who does what exchanged, with verbs the lexicon lacks": (
         "In mail-gateway, the bounce handler unsubscribes addresses that the abuse filter flags.",
         "mail-gateway: addresses flagged by the bounce handler get unsubscribed by the abuse filter.",
+    ),
+    "two things exchanged between the predicates of one subject": (
+        "For payout-service, transfers above 2,000 euros need finance approval, and they are logged to the ledger table.",
+        "For payout-service, transfers above 2,000 euros need ledger approval, and they are logged to the finance table.",
     ),
     "an imperative's adjective changed": (
         "Archive old support tickets every month.",

@@ -231,8 +231,11 @@ def _swapped_roles(old: Reading, new: Reading, shared: set[str], *, contrastive_
 
 def _single_clause_keys(reading: Reading) -> dict[str, int]:
     clauses: dict[str, set[int]] = {}
+    # A setting fronted before a clause it was cut from ("In game-physics-sim, because of …, the step
+    # runs …") sits in no clause that says anything.
+    saying = {reading.clause[n] for n, t in enumerate(reading.tokens) if not reading.topic[n]}
     for n, token in enumerate(reading.tokens):
-        if token.kind in ("negation",):
+        if token.kind in ("negation",) or (reading.topic[n] and reading.clause[n] not in saying):
             continue
         clauses.setdefault(token.key, set()).add(reading.clause[n])
     return {key: next(iter(found)) for key, found in clauses.items() if len(found) == 1}
@@ -322,12 +325,21 @@ def _swaps_under(
         "it belongs in v2, not v1" whatever clause each sits in."""
         return roles(old, x) == roles(new, x) != roles(old, y) == roles(new, y)
 
+    def one_subject(x: str, y: str) -> bool:
+        """Both things in predicates of one subject, one of them said without its own ("refunds need
+        approval, and they are logged" / "refunds are logged and need approval"): reordered, not swapped."""
+        return bool(
+            {old_clause[x], old_clause[y]} & old.subjectless
+            or {new_clause[x], new_clause[y]} & new.subjectless
+        )
+
     return [
         (x, y)
         for x, y in combinations(displaced, 2)
         if mapping.get(old_clause[y]) == new_clause[x]
         and mapping.get(old_clause[x]) == new_clause[y]
         and not kept_apart(x, y)
+        and not one_subject(x, y)
     ]
 
 
@@ -368,13 +380,15 @@ def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
         t.key for r in (old, new) for n, t in enumerate(r.tokens) if t.kind == "contrast" and r.verb_like[n]
     }
     common = {t.key for t in old.tokens} & {t.key for t in new.tokens}
+    # What a label or a fronted setting names on either side has no place in the order on either.
+    topics = {t.key for r in (old, new) for n, t in enumerate(r.tokens) if r.topic[n]}
 
     def clauses(reading: Reading) -> dict[int, dict[str, float]]:
         """Per clause (bar agentless passives), the place of each thing it holds once."""
         counts: dict[int, Counter] = {}
         places: dict[int, dict[str, float]] = {}
         for n, t in enumerate(reading.tokens):
-            if t.key in strong and reading.clause[n] not in reading.agentless and not reading.topic[n]:
+            if t.key in strong and reading.clause[n] not in reading.agentless and t.key not in topics:
                 counts.setdefault(reading.clause[n], Counter())[t.key] += 1
                 places.setdefault(reading.clause[n], {})[t.key] = reading.position[n]
         return {c: {k: p for k, p in found.items() if counts[c][k] == 1} for c, found in places.items()}
@@ -387,7 +401,7 @@ def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
         found = [
             (reading.position[n], t.key)
             for n, t in enumerate(reading.tokens)
-            if reading.clause[n] == clause and t.key in common and t.key in strong and not reading.topic[n]
+            if reading.clause[n] == clause and t.key in common and t.key in strong and t.key not in topics
         ]
         return [key for _, key in sorted(found)]
 
