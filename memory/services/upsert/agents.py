@@ -16,7 +16,7 @@ Pure: a function of the text's items.
 from __future__ import annotations
 
 from memory.conf import setting
-from memory.services.upsert.lexicon import parts_of_speech, verb_lemma
+from memory.services.upsert.lexicon import adverb_in_ly, parts_of_speech, verb_lemma
 from memory.services.upsert.parts import ARTICLES, OBJECTS, RELATIVE_PRONOUNS, phrase
 from memory.services.upsert.tokens import DETERMINERS, stem
 
@@ -68,14 +68,9 @@ def _noun_phrase(items, index: int, step: int) -> list[str]:
         index += 1
     words = phrase(items, index, step)
     words = words if step == 1 else words[::-1]
-    while len(words) > 1 and _adverb(words[-1]):
+    while len(words) > 1 and adverb_in_ly(words[-1]):
         words.pop()  # "by a Spark job hourly": the phrase ends at its noun
     return words
-
-
-def _adverb(word: str) -> bool:
-    """A word in -ly English has as an adverb ("hourly", "monthly", "directly")."""
-    return word.endswith("ly") and "ADV" in parts_of_speech(word)
 
 
 def _subject_before(items, index: int) -> str:

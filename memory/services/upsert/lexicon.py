@@ -58,6 +58,22 @@ def may_qualify(word: str) -> bool:
     return not tags or bool(tags - WORDING_TAGS)
 
 
+def adjective_only(word: str) -> bool:
+    """A word English has as an adjective and never as a verb ("large", "old", "raw")."""
+    tags = parts_of_speech(word)
+    return "ADJ" in tags and "VERB" not in tags
+
+
+def adverb_in_ly(word: str) -> bool:
+    """A word in -ly English has as an adverb ("hourly", "monthly", "directly")."""
+    return word.endswith("ly") and "ADV" in parts_of_speech(word)
+
+
+def verb_form(word: str) -> bool:
+    """A verb's participle or form in -ing ("changed", "failing"), not a noun ("interns")."""
+    return word.lower().endswith(("ed", "ing")) and "VERB" in parts_of_speech(word)
+
+
 @lru_cache(maxsize=16384)
 def verb_lemma(word: str, *, participle: bool = False) -> str:
     """The lemma of a word English can use as a verb ("writes" → write), else "". With

@@ -5,6 +5,7 @@ and its ending, with a maintained lexicon's veto (``lexicon``); no tagger."""
 from __future__ import annotations
 
 from memory.services.upsert.lexicon import (
+    adjective_only,
     base_verb,
     may_be_verb,
     may_qualify,
@@ -83,7 +84,7 @@ def is_verbal(items, item: int, item_tokens, tokens, *, any_kind: bool = False) 
         return True  # a contrast word English has only as a verb, opening its clause: "Remove stale flags"
     if first_of_clause and base_verb(word) and any(tokens[n].strong for n in item_tokens.get(item + 1, ())):
         return True  # an imperative before a name or an identifier: "raise max_connections"
-    if first_of_clause and base_verb(word) and _adjective(next_word):
+    if first_of_clause and base_verb(word) and adjective_only(next_word):
         return True  # an imperative before the quality of its object: "Store large binaries in LFS"
     if previous in word_setting("UPSERT_LIGHT_VERBS") or previous in word_setting("UPSERT_PREFERENCE_VERBS"):
         return False  # the object of "use", "prefer"
@@ -112,12 +113,6 @@ def _subject_in_ing(word: str, previous: str, next_word: str) -> bool:
     opens = not previous or previous in ("and", "or", "but", "while") or not may_be_verb(previous)
     verb_next = next_word.endswith("s") and not next_word.endswith(("ss", "us", "is"))
     return opens and verb_next and "NOUN" in parts_of_speech(word) and "VERB" in parts_of_speech(next_word)
-
-
-def _adjective(word: str) -> bool:
-    """A word English has as an adjective and never as a verb ("large", "old", "raw")."""
-    tags = parts_of_speech(word)
-    return "ADJ" in tags and "VERB" not in tags
 
 
 RELATIVE_PRONOUNS = _words("that which who")

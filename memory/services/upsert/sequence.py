@@ -76,7 +76,7 @@ def sequence(
 
 def reversed_steps(old: frozenset, new: frozenset) -> list[tuple[str, str]]:
     """The pairs one text orders one way and the other the other way."""
-    return sorted((a, b) for a, b in old if (b, a) in new and (a, b) not in new)
+    return sorted((a, b) for a, b in old if (b, a) in new)  # each side's pairs go one way only
 
 
 def same_order(one: frozenset, other: frozenset) -> bool:

@@ -69,6 +69,27 @@ SAME_FACT = {
         ("The data team maintains the Airflow DAGs.", "The Airflow DAGs are maintained by the data team."),
         ("Kira approves all vendor contracts.", "All vendor contracts are approved by Kira."),
     ],
+    "a bound said by its noun": [("Every release of the mobile app needs at least two QA approvals.", "Mobile app releases need a minimum of two QA approvals.")],
+    "a reply is an answer": [("Bug reports without an answer for a week go to the triage lead.", "Bug reports without a reply for a week go to the triage lead.")],
+    "an irregular form of a light verb is wording": [("QA for the loyalty app happens in the staging environment before production.", "The loyalty app gets QA in staging before it goes to prod.")],
+    "an imperative before an adjective": [("Store large datasets with DVC.", "Large dataset files go in DVC.")],
+    "a phrase fronted before its clause belongs to it": [("For ios-app, run the snapshot tests locally before opening a PR.", "Before opening a PR, run ios-app's snapshot tests locally.")],
+    "whoever gives the sign-off is its agent": [("Vendor invoices above 5,000 USD need sign-off from the finance lead.", "Invoices from vendors over 5,000 USD must be approved by the finance lead.")],
+    "a qualifier said after its head": [("No one should SSH into production nodes for the search cluster; use the maintenance playbooks instead.", "SSHing into search prod nodes is not allowed — run the maintenance playbooks instead.")],
+    "a rule of people in general is everyone's rule": [("Engineers may not merge to main in the billing repo.", "No one may merge to main in the billing repo.")],
+    "an acronym whose first word reads as an article": [("Admin pages in the ops-console must use single sign-on, not local accounts.", "ops-console admin pages: SSO only, no local accounts.")],
+    "a no-go is a prohibition": [("Don't bake secrets into container images for api-gateway.", "Baking secrets into api-gateway container images is a no-go.")],
+    "the most recent are the last": [("The desktop client supports the last three minor versions of macOS.", "The desktop client supports the three most recent minor macOS versions.")],
+    "a qualifier in a verb's form said after its head": [("For every change to the billing schema in ledger-db, notify the data team.", "Notify the data team about every change to the ledger-db billing schema.")],
+    "steps in one order, worded both ways": [("Security signs off every new base image before platform rolls it out to the build-farm.", "On the build-farm, security signs off each new base image first, and only then does platform roll it out.")],
+    "only then after a step said first": [("When the map-editor hangs on export, check the crash log before filing a ticket.", "map-editor stuck exporting? Look at the crash log first, and only then file a ticket.")],
+    "the kind after a name both give": [("In the data-science repo, analysts can use either conda or uv.", "In data-science, analysts are free to pick conda or uv.")],
+    "incoming is inbound": [("search-api sets a 2-second timeout on inbound requests.", "In search-api, incoming requests time out after 2 s.")],
+    "inside a span is at most it": [("Flaky specs in ui-tests must be fixed within two sprints.", "Flaky specs in ui-tests have to be fixed inside two sprints.")],
+    "a rate's unit with a slash is no path": [("geo-api allows 50 requests per minute per token.", "In geo-api, each token gets 50 req/min.")],
+    "two predicates of one subject reordered": [("For payout-service, transfers above 2,000 euros need finance approval, and they are logged to the ledger table.", "For payout-service, transfers above 2,000 euros are logged to the ledger table and need finance approval.")],
+    "a fronted condition moved to the end": [("In docs-portal, after upgrading Astro, delete the .astro cache before running the build.", "In docs-portal, delete the .astro cache before running the build after upgrading Astro.")],
+    "a fronted reason moved to the end": [("In racing-sim, because of replay determinism, the physics step runs at a fixed 120 Hz.", "In racing-sim, the physics step runs at a fixed 120 Hz because of replay determinism.")],
 }  # fmt: skip
 
 CHANGED_FACT = {
@@ -167,6 +188,102 @@ CHANGED_FACT = {
     "agents exchanged between two object relative clauses' owners": (
         "The platform team owns the runbooks, which the SREs update.",
         "The SREs own the runbooks, which the platform team updates.",
+    ),
+    "the other bound said by its noun": (
+        "Every release of the mobile app needs at least two QA approvals.",
+        "Mobile app releases need a maximum of two QA approvals.",
+    ),
+    "a fronted phrase and its clause exchanged": (
+        "Before tagging a release, run the contract tests for search-api.",
+        "Before running the contract tests for search-api, tag a release.",
+    ),
+    "who gives the sign-off exchanged": (
+        "Infra changes need sign-off from the security team.",
+        "Security changes need sign-off from the infra team.",
+    ),
+    "qualifiers of the source and the target exchanged": (
+        "Copy nightly dumps from the eu prod bucket to the us prod bucket.",
+        "Copy nightly dumps from the us prod bucket to the eu prod bucket.",
+    ),
+    "another chat channel": (
+        "Post release notes for checkout-web in the #launches channel.",
+        "Post release notes for checkout-web in the #announcements channel.",
+    ),
+    "an environment joined to the one named": (
+        "Turn on verbose tracing in staging for search-api.",
+        "Turn on verbose tracing in staging and production for search-api.",
+    ),
+    "two clauses after a label exchange their teams": (
+        "Payment alerts go to the fraud team, and the finance team gets a monthly report.",
+        "payments: the finance team receives the alerts and the fraud team gets the monthly report.",
+    ),
+    "which comes first moved to the other clause": (
+        "Run the schema migration first and the worker rollout second in orders-service.",
+        "orders-service: roll out the workers first, then run the schema migration afterwards.",
+    ),
+    "who does the one action exchanged": (
+        "The standby replica is promoted by the failover controller during an outage in orders-db.",
+        "The standby replica promotes the failover controller during an outage in orders-db.",
+    ),
+    "who files and who approves exchanged, a bare object": (
+        "Deploy requests for the payments cluster are approved by the platform team and filed by the requesting developer.",
+        "For the payments cluster, the platform team files deploy requests and the requesting developer approves them.",
+    ),
+    "a quality said as an adverb exchanged": (
+        "Webhook deliveries in notify-hub are sent synchronously with the API call.",
+        "Webhook deliveries in notify-hub get sent asynchronously with respect to the API call.",
+    ),
+    "a condition dropped": (
+        "Rotate the signing keys of the sso-gateway every 60 days when a tenant has admin access.",
+        "Rotate the signing keys of the sso-gateway every 60 days for every tenant.",
+    ),
+    "the same steps in the other order": (
+        "Security signs off every new base image before platform rolls it out to the build-farm.",
+        "On the build-farm, platform rolls out the new base image first and security signs it off afterwards.",
+    ),
+    "a bound said by its noun dropped": (
+        "Keep audit records for a maximum of 400 days.",
+        "Keep audit records for 400 days.",
+    ),
+    "owners exchanged around a list of things": (
+        "In infra-live, the network team owns the VPC and DNS modules; app teams own only their service modules.",
+        "App teams are in charge of the VPC and DNS modules in infra-live, while network only looks after the service modules.",
+    ),
+    "preferred and rejected exchanged, each also named in its other role": (
+        "billing-ui uses Zustand for client state rather than Redux; Redux is kept only for legacy forms.",
+        "billing-ui keeps client state in Redux instead of Zustand; Zustand is used only for legacy forms.",
+    ),
+    "which team proposes and which reviews, in an object relative clause": (
+        "In mobile-web, the data team reviews schema changes that the growth team proposes for tracking events.",
+        "mobile-web: tracking event schema changes proposed by the data team get reviewed by the growth team.",
+    ),
+    "environments exchanged, each doing its own thing": (
+        "In billing-worker, staging uses the sandbox API keys and production uses the live keys from Vault.",
+        "billing-worker: production runs on the sandbox API keys, while staging pulls the live keys from Vault.",
+    ),
+    "the first kept instead of the last": (
+        "ingest-etl: the dedup step keeps the first event per user_id and drops later ones.",
+        "ingest-etl: the dedup step keeps the last event per user_id and drops earlier ones.",
+    ),
+    "required and rejected against not required and accepted": (
+        "cluster-policy: pods must set memory limits; deployments without them are rejected by the admission webhook.",
+        "cluster-policy: memory limits on pods are not required, and the admission webhook accepts deployments without them.",
+    ),
+    "enabled against switched off": (
+        "drone-fw: the watchdog timer should stay enabled in release builds.",
+        "In drone-fw release builds, the watchdog timer should be switched off.",
+    ),
+    "who does what exchanged, with verbs the lexicon lacks": (
+        "In mail-gateway, the bounce handler unsubscribes addresses that the abuse filter flags.",
+        "mail-gateway: addresses flagged by the bounce handler get unsubscribed by the abuse filter.",
+    ),
+    "two things exchanged between the predicates of one subject": (
+        "For payout-service, transfers above 2,000 euros need finance approval, and they are logged to the ledger table.",
+        "For payout-service, transfers above 2,000 euros need ledger approval, and they are logged to the finance table.",
+    ),
+    "an imperative's adjective changed": (
+        "Archive old support tickets every month.",
+        "Archive new support tickets every month.",
     ),
 }
 
@@ -435,208 +552,6 @@ def test_a_major_release_is_not_any_release(embedder):
         ).operation
         == NOOP
     )
-
-
-SHAPES_KEEPING_THE_FACT = {
-    "a bound said by its noun": (
-        "Every release of the mobile app needs at least two QA approvals.",
-        "Mobile app releases need a minimum of two QA approvals.",
-    ),
-    "a reply is an answer": (
-        "Bug reports without an answer for a week go to the triage lead.",
-        "Bug reports without a reply for a week go to the triage lead.",
-    ),
-    "an irregular form of a light verb is wording": (
-        "QA for the loyalty app happens in the staging environment before production.",
-        "The loyalty app gets QA in staging before it goes to prod.",
-    ),
-    "an imperative before an adjective": ("Store large datasets with DVC.", "Large dataset files go in DVC."),
-    "a phrase fronted before its clause belongs to it": (
-        "For ios-app, run the snapshot tests locally before opening a PR.",
-        "Before opening a PR, run ios-app's snapshot tests locally.",
-    ),
-    "whoever gives the sign-off is its agent": (
-        "Vendor invoices above 5,000 USD need sign-off from the finance lead.",
-        "Invoices from vendors over 5,000 USD must be approved by the finance lead.",
-    ),
-    "a qualifier said after its head": (
-        "No one should SSH into production nodes for the search cluster; use the maintenance playbooks instead.",
-        "SSHing into search prod nodes is not allowed — run the maintenance playbooks instead.",
-    ),
-    "a rule of people in general is everyone's rule": (
-        "Engineers may not merge to main in the billing repo.",
-        "No one may merge to main in the billing repo.",
-    ),
-    "an acronym whose first word reads as an article": (
-        "Admin pages in the ops-console must use single sign-on, not local accounts.",
-        "ops-console admin pages: SSO only, no local accounts.",
-    ),
-    "a no-go is a prohibition": (
-        "Don't bake secrets into container images for api-gateway.",
-        "Baking secrets into api-gateway container images is a no-go.",
-    ),
-    "the most recent are the last": (
-        "The desktop client supports the last three minor versions of macOS.",
-        "The desktop client supports the three most recent minor macOS versions.",
-    ),
-    "a qualifier in a verb's form said after its head": (
-        "For every change to the billing schema in ledger-db, notify the data team.",
-        "Notify the data team about every change to the ledger-db billing schema.",
-    ),
-    "steps in one order, worded both ways": (
-        "Security signs off every new base image before platform rolls it out to the build-farm.",
-        "On the build-farm, security signs off each new base image first, and only then does platform roll it out.",
-    ),
-    "only then after a step said first": (
-        "When the map-editor hangs on export, check the crash log before filing a ticket.",
-        "map-editor stuck exporting? Look at the crash log first, and only then file a ticket.",
-    ),
-    "the kind after a name both give": (
-        "In the data-science repo, analysts can use either conda or uv.",
-        "In data-science, analysts are free to pick conda or uv.",
-    ),
-    "incoming is inbound": (
-        "search-api sets a 2-second timeout on inbound requests.",
-        "In search-api, incoming requests time out after 2 s.",
-    ),
-    "inside a span is at most it": (
-        "Flaky specs in ui-tests must be fixed within two sprints.",
-        "Flaky specs in ui-tests have to be fixed inside two sprints.",
-    ),
-    "a rate's unit with a slash is no path": (
-        "geo-api allows 50 requests per minute per token.",
-        "In geo-api, each token gets 50 req/min.",
-    ),
-    "two predicates of one subject reordered": (
-        "For payout-service, transfers above 2,000 euros need finance approval, and they are logged to the ledger table.",
-        "For payout-service, transfers above 2,000 euros are logged to the ledger table and need finance approval.",
-    ),
-    "a fronted condition moved to the end": (
-        "In docs-portal, after upgrading Astro, delete the .astro cache before running the build.",
-        "In docs-portal, delete the .astro cache before running the build after upgrading Astro.",
-    ),
-    "a fronted reason moved to the end": (
-        "In racing-sim, because of replay determinism, the physics step runs at a fixed 120 Hz.",
-        "In racing-sim, the physics step runs at a fixed 120 Hz because of replay determinism.",
-    ),
-}
-
-SHAPES_CHANGING_THE_FACT = {
-    "the other bound said by its noun": (
-        "Every release of the mobile app needs at least two QA approvals.",
-        "Mobile app releases need a maximum of two QA approvals.",
-    ),
-    "a fronted phrase and its clause exchanged": (
-        "Before tagging a release, run the contract tests for search-api.",
-        "Before running the contract tests for search-api, tag a release.",
-    ),
-    "who gives the sign-off exchanged": (
-        "Infra changes need sign-off from the security team.",
-        "Security changes need sign-off from the infra team.",
-    ),
-    "qualifiers of the source and the target exchanged": (
-        "Copy nightly dumps from the eu prod bucket to the us prod bucket.",
-        "Copy nightly dumps from the us prod bucket to the eu prod bucket.",
-    ),
-    "another chat channel": (
-        "Post release notes for checkout-web in the #launches channel.",
-        "Post release notes for checkout-web in the #announcements channel.",
-    ),
-    "an environment joined to the one named": (
-        "Turn on verbose tracing in staging for search-api.",
-        "Turn on verbose tracing in staging and production for search-api.",
-    ),
-    "two clauses after a label exchange their teams": (
-        "Payment alerts go to the fraud team, and the finance team gets a monthly report.",
-        "payments: the finance team receives the alerts and the fraud team gets the monthly report.",
-    ),
-    "which comes first moved to the other clause": (
-        "Run the schema migration first and the worker rollout second in orders-service.",
-        "orders-service: roll out the workers first, then run the schema migration afterwards.",
-    ),
-    "who does the one action exchanged": (
-        "The standby replica is promoted by the failover controller during an outage in orders-db.",
-        "The standby replica promotes the failover controller during an outage in orders-db.",
-    ),
-    "who files and who approves exchanged, a bare object": (
-        "Deploy requests for the payments cluster are approved by the platform team and filed by the "
-        "requesting developer.",
-        "For the payments cluster, the platform team files deploy requests and the requesting developer approves them.",
-    ),
-    "a quality said as an adverb exchanged": (
-        "Webhook deliveries in notify-hub are sent synchronously with the API call.",
-        "Webhook deliveries in notify-hub get sent asynchronously with respect to the API call.",
-    ),
-    "a condition dropped": (
-        "Rotate the signing keys of the sso-gateway every 60 days when a tenant has admin access.",
-        "Rotate the signing keys of the sso-gateway every 60 days for every tenant.",
-    ),
-    "the same steps in the other order": (
-        "Security signs off every new base image before platform rolls it out to the build-farm.",
-        "On the build-farm, platform rolls out the new base image first and security signs it off afterwards.",
-    ),
-    "a bound said by its noun dropped": (
-        "Keep audit records for a maximum of 400 days.",
-        "Keep audit records for 400 days.",
-    ),
-    "owners exchanged around a list of things": (
-        "In infra-live, the network team owns the VPC and DNS modules; app teams own only their service modules.",
-        "App teams are in charge of the VPC and DNS modules in infra-live, while network only looks after the "
-        "service modules.",
-    ),
-    "preferred and rejected exchanged, each also named in its other role": (
-        "billing-ui uses Zustand for client state rather than Redux; Redux is kept only for legacy forms.",
-        "billing-ui keeps client state in Redux instead of Zustand; Zustand is used only for legacy forms.",
-    ),
-    "which team proposes and which reviews, in an object relative clause": (
-        "In mobile-web, the data team reviews schema changes that the growth team proposes for tracking events.",
-        "mobile-web: tracking event schema changes proposed by the data team get reviewed by the growth team.",
-    ),
-    "environments exchanged, each doing its own thing": (
-        "In billing-worker, staging uses the sandbox API keys and production uses the live keys from Vault.",
-        "billing-worker: production runs on the sandbox API keys, while staging pulls the live keys from Vault.",
-    ),
-    "the first kept instead of the last": (
-        "ingest-etl: the dedup step keeps the first event per user_id and drops later ones.",
-        "ingest-etl: the dedup step keeps the last event per user_id and drops earlier ones.",
-    ),
-    "required and rejected against not required and accepted": (
-        "cluster-policy: pods must set memory limits; deployments without them are rejected by the admission "
-        "webhook.",
-        "cluster-policy: memory limits on pods are not required, and the admission webhook accepts deployments "
-        "without them.",
-    ),
-    "enabled against switched off": (
-        "drone-fw: the watchdog timer should stay enabled in release builds.",
-        "In drone-fw release builds, the watchdog timer should be switched off.",
-    ),
-    "who does what exchanged, with verbs the lexicon lacks": (
-        "In mail-gateway, the bounce handler unsubscribes addresses that the abuse filter flags.",
-        "mail-gateway: addresses flagged by the bounce handler get unsubscribed by the abuse filter.",
-    ),
-    "two things exchanged between the predicates of one subject": (
-        "For payout-service, transfers above 2,000 euros need finance approval, and they are logged to the ledger table.",
-        "For payout-service, transfers above 2,000 euros need ledger approval, and they are logged to the finance table.",
-    ),
-    "an imperative's adjective changed": (
-        "Archive old support tickets every month.",
-        "Archive new support tickets every month.",
-    ),
-}
-
-
-@pytest.mark.parametrize(("old", "new"), SHAPES_KEEPING_THE_FACT.values(), ids=SHAPES_KEEPING_THE_FACT.keys())
-def test_bounds_agents_qualifiers_and_fronted_phrases_reworded_reinforce(embedder, old, new):
-    decision = verdict(embedder, old, new)
-    assert decision.operation == NOOP, decision.reason
-
-
-@pytest.mark.parametrize(
-    ("old", "new"), SHAPES_CHANGING_THE_FACT.values(), ids=SHAPES_CHANGING_THE_FACT.keys()
-)
-def test_the_same_shapes_changing_a_fact_are_updates(embedder, old, new):
-    assert compare_facts(old, new)
-    assert verdict(embedder, old, new).operation == UPDATE
 
 
 def test_a_rule_of_some_people_said_of_everyone_is_a_wider_scope(embedder):

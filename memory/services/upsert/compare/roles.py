@@ -96,7 +96,7 @@ def _agents_exchanged(old: Reading, new: Reading) -> tuple[list[str], list[str]]
         # One action, done by the other one of two things both texts name: "the secondary is paged
         # by the primary" → "the secondary pages the primary".
         (agent, action), (their_agent, their_action) = *mine, *theirs
-        if action != their_action or not (_said_as_agent(new, agent) and _said_as_agent(old, their_agent)):
+        if action != their_action or not (_said_in(new, agent) and _said_in(old, their_agent)):
             return None
     elif len(mine) < 2 or (
         {a for a, _ in mine} != {a for a, _ in theirs} or {v for _, v in mine} != {v for _, v in theirs}
@@ -109,10 +109,6 @@ def _agents_exchanged(old: Reading, new: Reading) -> tuple[list[str], list[str]]
         ]
 
     return said(old, mine), said(new, theirs)
-
-
-def _said_as_agent(reading: Reading, agent: str) -> bool:
-    return any(stem(t.key) == agent or t.key == agent for t in reading.tokens)
 
 
 def _surface_of(reading: Reading, agent: str) -> str:

@@ -8,7 +8,7 @@ import re
 from memory.conf import setting
 from memory.services.upsert.compare.changes import Change, Comparison, surfaces
 from memory.services.upsert.compare.contrasts import contrast_group_of, opposed, polar_groups
-from memory.services.upsert.lexicon import never_a_thing, parts_of_speech
+from memory.services.upsert.lexicon import never_a_thing, parts_of_speech, verb_form
 from memory.services.upsert.parts import RELATIVE_PRONOUNS
 from memory.services.upsert.reading import Reading
 from memory.services.upsert.sequence import ORDER_KEYS
@@ -290,11 +290,6 @@ def _kind_after_shared_name(reading: Reading, other: Reading, keys: set[str]) ->
     return found
 
 
-def _verb_form(word: str) -> bool:
-    """A verb's participle or form in -ing ("changed", "failing"), not a noun ("interns")."""
-    return word.lower().endswith(("ed", "ing")) and "VERB" in parts_of_speech(word)
-
-
 def _determined(reading: Reading) -> set[str]:
     """Keys of the tokens right after a determiner ("the first import")."""
     return {t.key for n, t in enumerate(reading.tokens) if reading.determined[n]}
@@ -316,7 +311,7 @@ def _named_subjects(reading: Reading, keys: set[str]) -> set[str]:
         and reading.leading[n]
         and not reading.verbal[n]
         and t.kind in ("word", "name")
-        and not _verb_form(t.surface)  # "any changed query": no one named
+        and not verb_form(t.surface)  # "any changed query": no one named
     } - generic
 
 
