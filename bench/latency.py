@@ -900,11 +900,19 @@ def main(argv: list[str] | None = None) -> int:
         help="also time search with the second stage on, reading this many candidates (e.g. 10,20,30)",
     )
     parser.add_argument("--rerank-queries", type=int, default=100, help="questions timed per --rerank depth")
+    parser.add_argument(
+        "--late",
+        default="",
+        metavar="N,N…",
+        help="also time search with the late-interaction stage reordering this many candidates, every "
+        "memory's token vectors computed first (e.g. 10,20,30)",
+    )
     args = parser.parse_args(argv)
     try:
         args.rerank = [int(n) for n in args.rerank.split(",") if n.strip()]
+        args.late = [int(n) for n in args.late.split(",") if n.strip()]
     except ValueError:
-        parser.error("--rerank takes candidate counts separated by commas, e.g. 10,20,30")
+        parser.error("--rerank and --late take candidate counts separated by commas, e.g. 10,20,30")
     if args.memories < args.store_batched + args.store_single + 100 or args.queries < 10:
         parser.error("use at least 100 memories more than the timed stores, and 10 queries")
 
@@ -997,6 +1005,8 @@ def measure(args, results: dict, team) -> None:
     results["recall_unfiltered"] = unfiltered_recall(checked, team=team)
     if args.rerank:
         results["rerank"] = measure_rerank(queries[: args.rerank_queries], args.rerank, client, team=team)
+    if args.late:
+        results["late"] = measure_late(queries[: args.rerank_queries], args.late, client, team=team)
     if args.profile:
         sample = queries[:150]
         results["profile_service"] = profile(
@@ -1054,6 +1064,56 @@ def measure_rerank(queries: list[str], depths: list[int], client, *, team) -> di
     return timed
 
 
+def measure_late(queries: list[str], depths: list[int], client, *, team) -> dict:
+    """Search at the service and over HTTP with the late-interaction stage reordering each of
+    ``depths`` candidates, and with it off, in the same run. Every memory's token vectors are
+    computed first (what the worker's token_vectors_task does ahead of searches; the time it took
+    is reported), and every question is reordered (LATE_RERANK_MAX_ALPHA 1.0, as measure_rerank).
+    The settings are restored."""
+    from django.conf import settings
+    from django.db import connection
+
+    from memory.services.search import late
+
+    changed = ("LATE_RERANK_ENABLED", "LATE_RERANK_CANDIDATES", "LATE_RERANK_MAX_ALPHA")
+    original = {key: settings.MEMORY_LANE[key] for key in changed}
+    timed: dict = {}
+    started = time.perf_counter()
+    computed = 0
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM memory_memory")
+        runs = cursor.fetchone()[0] // 2000 + 2  # every memory at most once, and a run that finds none
+    for _ in range(runs):
+        if not (done := late.fill_missing(2000)):
+            break
+        computed += done
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_total_relation_size('memory_tokenvectors'), count(*) FROM memory_tokenvectors"
+        )
+        size, rows = cursor.fetchone()
+    timed["vectors"] = {
+        "computed": computed,  # the rest were computed by the searches before, when they needed them
+        "kept": rows,
+        "seconds": round(time.perf_counter() - started, 1),
+        "table_mb": round(size / 2**20, 1),
+        "bytes_per_memory": round(size / max(1, rows)),
+    }
+    try:
+        for depth in [0, *depths]:
+            settings.MEMORY_LANE.update(
+                LATE_RERANK_ENABLED=bool(depth), LATE_RERANK_CANDIDATES=depth or 1, LATE_RERANK_MAX_ALPHA=1.0
+            )
+            measure_search(queries[:5], team=team)
+            timed[str(depth)] = {
+                "search_service": summary(measure_search(queries, team=team)),
+                "search_http": summary(measure_http(queries, client)),
+            }
+    finally:
+        settings.MEMORY_LANE.update(original)
+    return timed
+
+
 def print_table(results: dict) -> None:
     print(f"{'measure':<34} {'p50 ms':>9} {'p95 ms':>9} {'p99 ms':>9} {'n':>6}")
     for name in (
@@ -1089,6 +1149,17 @@ def print_table(results: dict) -> None:
                 f"{label:<34} {row[name]['p50_ms']:>9.2f} {row[name]['p95_ms']:>9.2f} "
                 f"{row[name]['p99_ms']:>9.2f} {row[name]['n']:>6}"
             )
+    for depth, row in results.get("late", {}).items():
+        if depth == "vectors":
+            continue
+        for name in ("search_service", "search_http"):
+            label = f"{name}, late {depth}" if depth != "0" else f"{name}, late off"
+            print(
+                f"{label:<34} {row[name]['p50_ms']:>9.2f} {row[name]['p95_ms']:>9.2f} "
+                f"{row[name]['p99_ms']:>9.2f} {row[name]['n']:>6}"
+            )
+    if "late" in results:
+        print(f"{'token vectors':<34} {results['late']['vectors']}")
     print_stores(results, width=34)
     print(f"{'memories':<34} {results['memories']} ({results['vectors']} vectors; load {results['load']})")
 

@@ -397,6 +397,20 @@ class Reflection(Memory):
         super().save(*args, **kwargs)
 
 
+class TokenVectors(models.Model):
+    """A memory's token vectors for search's late-interaction stage (memory/services/search/late.py),
+    8-bit, with a hash of the text and format they were computed from: a row whose hash is not the
+    memory's current one is stale and computed again. Derived data: never exported or restored."""
+
+    memory = models.OneToOneField(Memory, primary_key=True, on_delete=models.CASCADE, related_name="+")
+    team = team_key()
+    source_hash = models.CharField(max_length=64)
+    vectors = models.BinaryField()
+
+    def __str__(self) -> str:
+        return f"token vectors of {self.memory_id}"
+
+
 class EntityType(models.TextChoices):
     PERSON = "person"
     PROJECT = "project"

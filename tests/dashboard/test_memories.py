@@ -66,8 +66,12 @@ def test_search_shows_results_with_the_explain_breakdown(clients, active_memory,
 def test_a_reread_result_says_so_in_its_breakdown(clients, settings, store):
     store("Priya on the data team signs off every Postgres migration before it merges.")
     store("Postgres migrations live in the migrations folder and run with make migrate.")
+    default = clients["member"].get("/memories/?q=who+reviews+the+Postgres+migrations").content.decode()
+    assert "Reread" in default and "late interaction" in default  # the late-interaction stage is on
+    assert "a cross-encoder" not in default  # the cross-encoder is off by default
+    settings.MEMORY_LANE = {**settings.MEMORY_LANE, "LATE_RERANK_ENABLED": False}
     plain = clients["member"].get("/memories/?q=who+reviews+the+Postgres+migrations").content.decode()
-    assert "Reread" not in plain  # the second stage is off by default
+    assert "Reread" not in plain
     settings.MEMORY_LANE = {**settings.MEMORY_LANE, "RERANK_ENABLED": True}
     reread = clients["member"].get("/memories/?q=who+reviews+the+Postgres+migrations").content.decode()
     assert "Reread" in reread and "a cross-encoder read question and memory together" in reread

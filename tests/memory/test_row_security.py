@@ -36,6 +36,7 @@ def test_the_database_has_the_wall(db):
         "memory_entity",
         "memory_session",
         "memory_feedbackevent",
+        "memory_tokenvectors",
     }
 
 

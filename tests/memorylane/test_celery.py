@@ -34,6 +34,7 @@ def test_the_celery_app_is_configured_for_safe_delivery():
         "memory.tasks.decay_task",
         "memory.tasks.extraction_sweep_task",
         "memory.tasks.team_indexes_task",
+        "memory.tasks.token_vectors_task",
     }
 
 

