@@ -1006,7 +1006,7 @@ def measure(args, results: dict, team) -> None:
     if args.rerank:
         results["rerank"] = measure_rerank(queries[: args.rerank_queries], args.rerank, client, team=team)
     if args.late:
-        results["late"] = measure_late(queries[: args.rerank_queries], args.late, client, team=team)
+        results["late"] = measure_late(queries[: args.rerank_queries], args.late, team=team)
     if args.profile:
         sample = queries[:150]
         results["profile_service"] = profile(
@@ -1064,7 +1064,7 @@ def measure_rerank(queries: list[str], depths: list[int], client, *, team) -> di
     return timed
 
 
-def measure_late(queries: list[str], depths: list[int], client, *, team) -> dict:
+def measure_late(queries: list[str], depths: list[int], *, team) -> dict:
     """Search at the service and over HTTP with the late-interaction stage reordering each of
     ``depths`` candidates, and with it off, in the same run. Every memory's token vectors are
     computed first (what the worker's token_vectors_task does ahead of searches; the time it took
@@ -1079,14 +1079,7 @@ def measure_late(queries: list[str], depths: list[int], client, *, team) -> dict
     original = {key: settings.MEMORY_LANE[key] for key in changed}
     timed: dict = {}
     started = time.perf_counter()
-    computed = 0
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM memory_memory")
-        runs = cursor.fetchone()[0] // 2000 + 2  # every memory at most once, and a run that finds none
-    for _ in range(runs):
-        if not (done := late.fill_missing(2000)):
-            break
-        computed += done
+    computed = late.fill_all()
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pg_total_relation_size('memory_tokenvectors'), count(*) FROM memory_tokenvectors"
@@ -1105,6 +1098,7 @@ def measure_late(queries: list[str], depths: list[int], client, *, team) -> dict
                 LATE_RERANK_ENABLED=bool(depth), LATE_RERANK_CANDIDATES=depth or 1, LATE_RERANK_MAX_ALPHA=1.0
             )
             measure_search(queries[:5], team=team)
+            client = http_client(team)  # a token per depth: each stays under the API's rate limit
             timed[str(depth)] = {
                 "search_service": summary(measure_search(queries, team=team)),
                 "search_http": summary(measure_http(queries, client)),

@@ -85,6 +85,18 @@ def store_memories(memories: list[dict], *, team) -> dict[str, str]:
     return mapping
 
 
+def fill_token_vectors() -> None:
+    """Every memory's token vectors for the late-interaction stage, computed as the worker computes
+    them ahead of searches (token_vectors_task), whether or not the stage is on (a sweep may switch
+    it on): the figures are those of a corpus the worker has caught up with."""
+    from memory.services.search.late import LateModelUnavailable, fill_all
+
+    try:
+        fill_all()
+    except LateModelUnavailable as exc:
+        print(f"no token vectors: {exc}", file=sys.stderr)
+
+
 def metrics_for(ranked: list[str], relevant: set[str], ks: list[int]) -> dict[str, float]:
     row = {f"recall@{k}": len(relevant & set(ranked[:k])) / len(relevant) for k in ks}
     # Some public harnesses report recall_any@k: the question counts as answered when any one of its
@@ -194,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         team = team_default()  # the scratch database's one team
         started = time.perf_counter()
         mapping = store_memories(memories, team=team)
+        fill_token_vectors()
         load_seconds = time.perf_counter() - started
         print(
             f"Loaded {len(memories)} memories in {load_seconds:.1f} s; running {len(queries)} queries "

@@ -991,8 +991,11 @@ MEMORY_LANE: dict = {
     "LATE_BATCH": 16,  # texts per model call, grouped by length
     "LATE_THREADS": 0,  # onnxruntime threads (0: one per core)
     "LATE_MODEL": "",  # a directory with model.onnx and tokenizer.json; "" = the packaged one
+    # A search computes at most this many candidates' missing vectors (~3 ms each on two cores); with
+    # more missing (a fresh import) it keeps those and leaves the first stage's order.
+    "LATE_COMPUTE_PER_SEARCH": 8,
     "LATE_VECTORS_EVERY_SECONDS": 60,  # beat: compute the vectors no search has needed yet
-    "LATE_VECTORS_PER_RUN": 500,  # memories per run, newest first
+    "LATE_VECTORS_PER_RUN": 5000,  # memories per run, newest first (~4 ms each on two cores)
     "INTENT_BOOST": 1.3,  # DESIGN.md: 1.15; 1.3 measured better on intent queries and no worse elsewhere
     # final = relevance × Π factor^exponent. Type weight and decay at full strength cost recall and MRR on
     # every query kind; they stay in the explain and in context/export standing, not in search order.

@@ -316,6 +316,8 @@ MEMORY_LANE: dict[str, dict[str, str]] = {
         "LATE_THREADS": "onnxruntime's threads for the late-interaction model (0: one per core)",
         "LATE_MODEL": "a directory with `model.onnx` and `tokenizer.json` of a BERT-style encoder whose first "
         "output is its token vectors; empty: the packaged one, checked against its SHA-256 sums",
+        "LATE_COMPUTE_PER_SEARCH": "a search computes and keeps at most this many of its candidates' missing "
+        "token vectors; with more missing (a fresh import) it leaves the first stage's order",
         "LATE_VECTORS_EVERY_SECONDS": "how often the worker computes the token vectors no search has needed yet",
         "LATE_VECTORS_PER_RUN": "memories whose token vectors one such run computes, newest first",
         "RERANK_ENABLED": "the second stage: a cross-encoder (ms-marco-MiniLM-L-12-v2, 8-bit ONNX, from the PyPI "

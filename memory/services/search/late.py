@@ -16,10 +16,11 @@ sets (docs/ranking.md, "The late-interaction stage"), they reorder nearly as wel
 A memory's vectors are stored 8-bit (one scale per token, :func:`pack`), keyed by a hash of its exact
 text and of the vectors' format (:func:`source_hash`): an edited memory, or another LATE_DIMENSIONS,
 reads as missing and is computed again. A search computes what is missing among its candidates and
-keeps it; ``token_vectors_task`` (beat) computes it ahead for memories no search has reached.
+keeps it (at most LATE_COMPUTE_PER_SEARCH; with more missing it keeps those and leaves the first
+stage's order); ``token_vectors_task`` (beat) computes it ahead for memories no search has reached.
 
 The decisions (:func:`pack`, :func:`unpack`, :func:`maxsim`) are pure; reading, computing and
-keeping the vectors is :func:`candidate_scores`.
+keeping the vectors is :func:`stored_vectors`, and :func:`candidate_scores` what search asks.
 """
 
 from __future__ import annotations
@@ -215,10 +216,11 @@ WHERE mem.team_id = %s AND mem.id = ANY(%s::uuid[])
 """
 
 
-def stored_vectors(ids: list[str], team_id: int) -> dict[str, np.ndarray]:
+def stored_vectors(ids: list[str], team_id: int, compute_at_most: int | None = None) -> dict[str, np.ndarray]:
     """The token vectors of the team's memories ``ids``, by id: read where kept and current, computed
-    and kept where missing or stale. Keeping them is best effort (a failed write leaves this search
-    its vectors, and the next computes them again). Raises LateModelUnavailable."""
+    and kept where missing or stale — at most ``compute_at_most`` of those (the rest are left out of
+    the answer). Keeping them is best effort (a failed write leaves this search its vectors, and the
+    next computes them again). Raises LateModelUnavailable."""
     from django.db import DatabaseError, connection, transaction
 
     from memory.models import TokenVectors
@@ -235,7 +237,7 @@ def stored_vectors(ids: list[str], team_id: int) -> dict[str, np.ndarray]:
             missing[str(pk)] = content
     if not missing:
         return found
-    order = sorted(missing)
+    order = sorted(missing)[:compute_at_most]
     computed = dict(zip(order, memory_vectors([missing[pk] for pk in order]), strict=True))
     found.update(computed)
     kept = [
@@ -259,13 +261,17 @@ def stored_vectors(ids: list[str], team_id: int) -> dict[str, np.ndarray]:
 
 
 def candidate_scores(question: str, ids: list[str], team_id: int) -> dict[str, float]:
-    """The late-interaction score of each of the team's memories ``ids`` for ``question``. Raises
-    LateModelUnavailable."""
+    """The late-interaction score of each of the team's memories ``ids`` for ``question``, or none
+    while more than LATE_COMPUTE_PER_SEARCH of them have no current vectors: the search computes and
+    keeps that many and leaves the first stage's order (a large import costs its first searches
+    only that much; the worker computes the rest). Raises LateModelUnavailable."""
+    vectors = stored_vectors(ids, team_id, setting("LATE_COMPUTE_PER_SEARCH"))
+    if any(pk not in vectors or not len(vectors[pk]) for pk in ids):
+        return {}
     asked = question_vectors(question)
     if not len(asked):
         return {}
-    vectors = stored_vectors(ids, team_id)
-    return {pk: maxsim(asked, vectors[pk]) for pk in ids if pk in vectors and len(vectors[pk])}
+    return {pk: maxsim(asked, vectors[pk]) for pk in ids}
 
 
 MISSING_SQL = """
@@ -292,3 +298,16 @@ def fill_missing(limit: int) -> int:
     for team_id, ids in by_team.items():
         stored_vectors(ids, team_id)
     return len(rows)
+
+
+def fill_all(per_run: int = 2000) -> int:
+    """Compute every missing or stale memory's token vectors now (the benchmarks, after a load).
+    Returns how many; each memory is tried at most once."""
+    from memory.models import Memory
+
+    computed = 0
+    for _ in range(Memory.objects.count() // per_run + 2):
+        if not (done := fill_missing(per_run)):
+            break
+        computed += done
+    return computed

@@ -227,3 +227,46 @@ def test_vectors_are_kept_from_inside_the_team_wall(team, other_team, db):
         outcome = memory_search(team=team, query="when is the Tuesday deploy window?", record=False)
         assert all("late" in hit.explain for hit in outcome.results)
     assert set(TokenVectors.objects.values_list("memory_id", flat=True)) == {memory.pk for memory in mine}
+
+
+def test_a_memory_deleted_while_its_vectors_are_computed_fails_only_their_keeping(
+    team, db, monkeypatch, caplog
+):
+    from django.db import transaction
+
+    doomed, kept = store_all(team, ["Our deploy window is Tuesday morning.", "Deploys need two approvals."])
+    computing = late.memory_vectors
+
+    def computed_while_deleted(texts):
+        Memory.objects.filter(pk=doomed.pk).delete()
+        return computing(texts)
+
+    monkeypatch.setattr(late, "memory_vectors", computed_while_deleted)
+    with transaction.atomic():  # a caller's transaction commits whatever the stage could not keep
+        found = late.stored_vectors([str(doomed.pk), str(kept.pk)], team.pk)
+        assert set(found) == {str(doomed.pk), str(kept.pk)}
+    assert "token vectors not kept" in caplog.text
+    assert not TokenVectors.objects.exists()
+    assert Memory.objects.filter(pk=kept.pk).exists()
+
+
+def test_a_search_computes_only_a_few_missing_vectors_and_waits_for_the_rest(team, db, settings):
+    settings.MEMORY_LANE = {**settings.MEMORY_LANE, "LATE_COMPUTE_PER_SEARCH": 1}
+    store_all(
+        team,
+        [
+            "Deploys to production need a green build on main.",
+            "Production deploys are frozen on Fridays.",
+            "Deploy previews are built for every pull request.",
+        ],
+    )
+    question = "when can we deploy to Production?"
+    kept = []
+    for _ in range(2):  # a fresh import: each search keeps one more and leaves the first stage's order
+        outcome = memory_search(team=team, query=question, record=False)
+        assert all("late" not in hit.explain for hit in outcome.results)
+        kept.append(TokenVectors.objects.count())
+    assert kept == [1, 2]
+    outcome = memory_search(team=team, query=question, record=False)  # the last one missing: kept, used
+    assert TokenVectors.objects.count() == 3
+    assert all("late" in hit.explain for hit in outcome.results)
