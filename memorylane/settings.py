@@ -983,7 +983,7 @@ MEMORY_LANE: dict = {
     # The late-interaction stage (memory/services/search/late.py, docs/ranking.md): each memory read
     # once into token vectors, kept; a question's tokens scored against the candidates' (MaxSim).
     "LATE_RERANK_ENABLED": True,
-    "LATE_RERANK_CANDIDATES": 30,  # the candidates of highest fused relevance it reorders
+    "LATE_RERANK_CANDIDATES": 50,  # the candidates of highest fused relevance it reorders (all of N at limit 10)
     "LATE_RERANK_MAX_ALPHA": 0.35,  # only questions whose fusion leans on words, as the cross-encoder
     "LATE_DIMENSIONS": 192,  # the first this many of the model's 384 per token (kept 8-bit)
     "LATE_MAX_TOKENS": 256,  # a memory's text truncated to this many tokens
