@@ -278,6 +278,7 @@ MISSING_SQL = """
 SELECT mem.id, mem.team_id
 FROM memory_memory mem LEFT JOIN memory_tokenvectors kept ON kept.memory_id = mem.id
 WHERE mem.embedding IS NOT NULL AND mem.superseded_by_id IS NULL
+  AND mem.status = 'active' AND mem.maturity <> 'deprecated'
   AND (kept.memory_id IS NULL OR kept.source_hash <> encode(sha256(convert_to(%s || mem.content, 'UTF8')), 'hex'))
 ORDER BY mem.created_at DESC
 LIMIT %s
@@ -286,7 +287,9 @@ LIMIT %s
 
 def fill_missing(limit: int) -> int:
     """Compute and keep the token vectors of up to ``limit`` memories that have none or stale ones,
-    newest first, across every team, as the table's owner (the beat task). Returns how many."""
+    newest first, across every team, as the table's owner (the beat task): active, not deprecated,
+    not superseded — what a search may serve (a search computes any other it meets). Returns how
+    many."""
     from django.db import connection
 
     with connection.cursor() as cursor:

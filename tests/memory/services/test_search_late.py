@@ -203,6 +203,9 @@ def test_a_team_s_search_reads_and_keeps_only_its_own_memories(team, other_team,
 def test_the_worker_computes_ahead_what_no_search_has_needed(team, other_team, db, settings):
     mine = store_all(team, ["Our deploy window is Tuesday morning.", "Deploys need two approvals."])
     theirs = store_all(other_team, ["Their deploy window is Tuesday morning, every week."])
+    unserved = store_all(team, ["Deploys used to need three approvals.", "Deploys were frozen in August."])
+    Memory.objects.filter(pk=unserved[0].pk).update(maturity="deprecated")
+    Memory.objects.filter(pk=unserved[1].pk).update(status="archived")
     settings.MEMORY_LANE = {**settings.MEMORY_LANE, "LATE_VECTORS_PER_RUN": 2}
     assert token_vectors_task() == {"computed": 2}
     assert token_vectors_task() == {"computed": 1}
