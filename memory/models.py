@@ -407,6 +407,8 @@ class TokenVectors(models.Model):
     source_hash = models.CharField(max_length=64)
     vectors = models.BinaryField()
 
+    objects = TeamQuerySet.as_manager()
+
     def __str__(self) -> str:
         return f"token vectors of {self.memory_id}"
 

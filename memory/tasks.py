@@ -150,12 +150,6 @@ def token_vectors_task() -> dict:
     """Every LATE_VECTORS_EVERY_SECONDS (beat): compute the token vectors of up to
     LATE_VECTORS_PER_RUN memories no search has needed yet, newest first, across every team
     (memory.services.search.late). Nothing to do when the late-interaction stage is off."""
-    from memory.conf import setting
-    from memory.services.search.late import LateModelUnavailable, fill_missing
+    from memory.services.search.late import catch_up
 
-    if not setting("LATE_RERANK_ENABLED"):
-        return {"computed": 0}
-    try:
-        return {"computed": fill_missing(setting("LATE_VECTORS_PER_RUN"))}
-    except LateModelUnavailable as exc:
-        return {"computed": 0, "unavailable": str(exc)}
+    return catch_up()

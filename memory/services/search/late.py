@@ -26,15 +26,20 @@ keeping the vectors is :func:`stored_vectors`, and :func:`candidate_scores` what
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import logging
 import struct
-import threading
 from pathlib import Path
 
 import numpy as np
 
 from memory.conf import setting
+from memory.services.search.packaged import (
+    LoadedOnce,
+    ModelUnavailable,
+    onnx_session,
+    packaged_directory,
+    padded_batches,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -48,12 +53,9 @@ PACKAGED_SUMS = {
 # token, then the int8 values token by token.
 MAGIC = b"LV1"
 HEADER = struct.Struct("<3sHH")
-_model: LateEncoder | None = None
-_failed: str = ""
-_lock = threading.Lock()
 
 
-class LateModelUnavailable(RuntimeError):
+class LateModelUnavailable(ModelUnavailable):
     """The late-interaction model cannot be loaded (not installed, a changed file, a broken model)."""
 
 
@@ -109,38 +111,19 @@ class LateEncoder:
     stays short; each text's token vectors (padding left out) cut to LATE_DIMENSIONS, normalised."""
 
     def __init__(self, directory: Path) -> None:
-        import onnxruntime
         from tokenizers import Tokenizer
 
         self.tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
         self.tokenizer.no_padding()
-        options = onnxruntime.SessionOptions()
-        options.log_severity_level = 3
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # as the embedder
-        options.intra_op_num_threads = setting("LATE_THREADS")
-        self.session = onnxruntime.InferenceSession(
-            str(directory / "model.onnx"), options, providers=["CPUExecutionProvider"]
-        )
+        self.session = onnx_session(directory / "model.onnx", setting("LATE_THREADS"))
         self.inputs = {i.name for i in self.session.get_inputs()}
 
     def vectors(self, texts: list[str], max_tokens: int) -> list[np.ndarray]:
         self.tokenizer.enable_truncation(max_length=max_tokens)
         encoded = self.tokenizer.encode_batch(texts)
-        order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
         width = setting("LATE_DIMENSIONS")
         found: list[np.ndarray] = [np.empty((0, width), dtype=np.float32)] * len(texts)
-        batch_size = setting("LATE_BATCH")
-        for start in range(0, len(order), batch_size):
-            chosen = order[start : start + batch_size]
-            longest = max(len(encoded[i].ids) for i in chosen)
-            tokens = {
-                name: np.zeros((len(chosen), longest), dtype=np.int64)
-                for name in ("input_ids", "attention_mask", "token_type_ids")
-            }
-            for row, i in enumerate(chosen):
-                length = len(encoded[i].ids)
-                tokens["input_ids"][row, :length] = encoded[i].ids
-                tokens["attention_mask"][row, :length] = 1
+        for chosen, tokens in padded_batches(encoded, setting("LATE_BATCH")):
             hidden = self.session.run(None, {name: tokens[name] for name in self.inputs})[0]
             for row, i in enumerate(chosen):
                 cut = hidden[row, : len(encoded[i].ids), :width]
@@ -153,47 +136,25 @@ def model_directory() -> Path:
     Raises LateModelUnavailable."""
     if configured := setting("LATE_MODEL"):
         return Path(configured)
-    package, inside = PACKAGED
-    spec = importlib.util.find_spec(package)  # finds the package without running its code
-    if spec is None or not spec.submodule_search_locations:
-        raise LateModelUnavailable(f"the package {package} is not installed")
-    directory = Path(next(iter(spec.submodule_search_locations))) / inside
-    for name, expected in PACKAGED_SUMS.items():
-        try:
-            digest = hashlib.sha256((directory / name).read_bytes()).hexdigest()
-        except OSError as exc:
-            raise LateModelUnavailable(f"the packaged late-interaction model cannot be read: {exc}") from exc
-        if digest != expected:
-            raise LateModelUnavailable(f"{directory / name} is not the file this code was measured with")
-    return directory
+    return packaged_directory(
+        PACKAGED, PACKAGED_SUMS, what="late-interaction model", error=LateModelUnavailable
+    )
+
+
+_loaded = LoadedOnce(
+    lambda: LateEncoder(model_directory()), what="late-interaction model", error=LateModelUnavailable
+)
 
 
 def late_encoder() -> LateEncoder:
     """The process's encoder, loaded on first use. Raises LateModelUnavailable (once loading failed,
     at once: a search does not retry a broken model on every request)."""
-    global _model, _failed
-    if _model is not None:
-        return _model
-    with _lock:
-        if _model is None:
-            if _failed:
-                raise LateModelUnavailable(_failed)
-            try:
-                _model = LateEncoder(model_directory())
-            except LateModelUnavailable as exc:
-                _failed = str(exc)
-                raise
-            except Exception as exc:  # onnxruntime and tokenizers raise their own kinds
-                _failed = f"the late-interaction model failed to load: {exc}"
-                raise LateModelUnavailable(_failed) from exc
-    return _model
+    return _loaded.get()
 
 
 def forget_model() -> None:
     """Drop the loaded model (tests change LATE_MODEL)."""
-    global _model, _failed
-    with _lock:
-        _model, _failed = None, ""
+    _loaded.forget()
 
 
 def memory_vectors(texts: list[str]) -> list[np.ndarray]:
@@ -301,6 +262,17 @@ def fill_missing(limit: int) -> int:
     for team_id, ids in by_team.items():
         stored_vectors(ids, team_id)
     return len(rows)
+
+
+def catch_up() -> dict:
+    """The worker's run (token_vectors_task): up to LATE_VECTORS_PER_RUN memories' vectors computed,
+    none while the stage is off; a model that cannot be loaded is reported, not raised."""
+    if not setting("LATE_RERANK_ENABLED"):
+        return {"computed": 0}
+    try:
+        return {"computed": fill_missing(setting("LATE_VECTORS_PER_RUN"))}
+    except LateModelUnavailable as exc:
+        return {"computed": 0, "unavailable": str(exc)}
 
 
 def fill_all(per_run: int = 2000) -> int:

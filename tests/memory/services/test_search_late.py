@@ -1,5 +1,7 @@
 """Search's late-interaction stage (LATE_RERANK_ENABLED, on by default): each memory read once into
-token vectors, kept; a question's token vectors reorder the most relevant candidates (MaxSim)."""
+token vectors, kept; a question's token vectors reorder the most relevant candidates (MaxSim). What
+it shares with the cross-encoder (which candidates are reread, paraphrases left alone) is tested
+here for both (``stage``)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import pytest
 
 from memory.models import Memory, TokenVectors
 from memory.services.search import late, memory_search
+from memory.services.search.rerank import forget_model as forget_cross_encoder
 from memory.services.store import memory_store
 from memory.tasks import token_vectors_task
 
@@ -133,23 +136,38 @@ def test_each_memory_is_read_once_and_again_when_its_text_changes(team, db):
     assert all("late" in hit.explain for hit in again.results)
 
 
-def test_only_the_most_relevant_candidates_are_reordered_and_the_rest_stay_below(team, db, settings):
-    settings.MEMORY_LANE = {**settings.MEMORY_LANE, "LATE_RERANK_CANDIDATES": 2}
-    store_all(
-        team,
-        [
-            "Deploys to production need a green build on main.",
-            "Production deploys are frozen on Fridays.",
-            "Deploy previews are built for every pull request.",
-            "The staging cluster is rebuilt every night.",
-        ],
-    )
+# Each second stage: its explain key, what switches it on, the settings of its depth and its α rule.
+STAGES = {
+    "late": ("late", {}, "LATE_RERANK_CANDIDATES", "LATE_RERANK_MAX_ALPHA"),
+    "cross-encoder": ("rerank", {"RERANK_ENABLED": True}, "RERANK_CANDIDATES", "RERANK_MAX_ALPHA"),
+}
+DEPLOYS = [
+    "Deploys to production need a green build on main.",
+    "Production deploys are frozen on Fridays.",
+    "Deploy previews are built for every pull request.",
+    "The staging cluster is rebuilt every night.",
+]
+
+
+@pytest.fixture(params=sorted(STAGES))
+def stage(request, settings):
+    """Each second stage switched on (the late-interaction one is by default), its model dropped after."""
+    key, switched_on, depth, max_alpha = STAGES[request.param]
+    settings.MEMORY_LANE = {**settings.MEMORY_LANE, **switched_on}
+    yield key, depth, max_alpha
+    forget_cross_encoder()
+
+
+def test_only_the_most_relevant_candidates_are_reordered_and_the_rest_stay_below(team, db, settings, stage):
+    key, depth, _ = stage
+    settings.MEMORY_LANE = {**settings.MEMORY_LANE, depth: 2}
+    store_all(team, DEPLOYS)
     outcome = memory_search(team=team, query="when can we deploy to Production?", record=False)
-    reread = [hit for hit in outcome.results if "late" in hit.explain]
+    reread = [hit for hit in outcome.results if key in hit.explain]
     assert len(reread) == 2
-    assert outcome.results[:2] == reread
+    assert outcome.results[:2] == reread  # the reread keep the top places
     assert min(hit.score for hit in reread) >= max(
-        hit.score for hit in outcome.results if "late" not in hit.explain
+        hit.score for hit in outcome.results if key not in hit.explain
     )
 
 
@@ -175,7 +193,10 @@ def test_a_model_that_cannot_be_loaded_leaves_the_first_stage_order(team, db, se
     assert not TokenVectors.objects.exists()
 
 
-def test_a_paraphrase_is_left_in_the_order_meaning_gave_it(team, db, settings):
+def test_a_paraphrase_is_left_in_the_order_meaning_gave_it(team, db, settings, stage):
+    # No memory shares the question's words: meaning decides the fusion (α high), and neither
+    # stage, which both read shared words best, is asked.
+    key, _, max_alpha = stage
     store_all(
         team,
         [
@@ -184,8 +205,8 @@ def test_a_paraphrase_is_left_in_the_order_meaning_gave_it(team, db, settings):
         ],
     )
     outcome = memory_search(team=team, query="what rebuilds statements for clients overnight?", record=False)
-    assert outcome.results and all("late" not in hit.explain for hit in outcome.results)
-    assert outcome.results[0].explain["fusion"]["alpha"] > settings.MEMORY_LANE["LATE_RERANK_MAX_ALPHA"]
+    assert outcome.results and all(key not in hit.explain for hit in outcome.results)
+    assert outcome.results[0].explain["fusion"]["alpha"] > settings.MEMORY_LANE[max_alpha]
 
 
 def test_a_team_s_search_reads_and_keeps_only_its_own_memories(team, other_team, db):
@@ -255,14 +276,7 @@ def test_a_memory_deleted_while_its_vectors_are_computed_fails_only_their_keepin
 
 def test_a_search_computes_only_a_few_missing_vectors_and_waits_for_the_rest(team, db, settings):
     settings.MEMORY_LANE = {**settings.MEMORY_LANE, "LATE_COMPUTE_PER_SEARCH": 1}
-    store_all(
-        team,
-        [
-            "Deploys to production need a green build on main.",
-            "Production deploys are frozen on Fridays.",
-            "Deploy previews are built for every pull request.",
-        ],
-    )
+    store_all(team, DEPLOYS[:3])
     question = "when can we deploy to Production?"
     kept = []
     for _ in range(2):  # a fresh import: each search keeps one more and leaves the first stage's order
