@@ -24,6 +24,7 @@ def test_the_dev_and_test_splits_share_no_text():
 
     assert not texts("dedup_governed_test.jsonl") & texts("dedup_governed_dev.jsonl")
     assert not texts("dedup_governed_test.jsonl") & texts("dedup_governed_dev_others.jsonl")
+    assert not texts("dedup_governed_test.jsonl") & texts("dedup_governed_dev_own.jsonl")
 
 
 def test_the_issue_43_test_splits_are_the_ones_written_first():

@@ -33,7 +33,7 @@ from memory.services.upsert.conditions import (
     conditional_words,
     time_bounds,
 )
-from memory.services.upsert.lexicon import parts_of_speech
+from memory.services.upsert.lexicon import parts_of_speech, verb_lemma
 from memory.services.upsert.parts import (
     ARTICLES,
     AUXILIARIES,
@@ -339,13 +339,28 @@ def _roles(items, clause_of_item, at, tokens) -> tuple[tuple[str, ...], set[int]
         marker = False
         if word == "over":
             marker = any(
-                items[j][1] in preference for j in range(index) if clause_of_item[j] == clause_of_item[index]
+                _prefers(items[j][1], preference)
+                for j in range(index)
+                if clause_of_item[j] == clause_of_item[index]
+            )
+        elif word == "to" and 0 < index < len(items) - 1:
+            # "X is preferred to Y" rejects Y; "it is preferred to run …" is an infinitive (a name
+            # after it is no verb: "preferred to Jest").
+            before, after = items[index - 1], items[index + 1]
+            named = index + 1 in token_items and (
+                tokens[token_items[index + 1]].strong or tokens[token_items[index + 1]].kind != "word"
+            )
+            marker = (
+                before[0] == "word"
+                and verb_lemma(before[1], participle=True) in preference
+                and after[0] == "word"
+                and (named or "VERB" not in parts_of_speech(after[1]))
             )
         elif is_negation and word in ("not", "insteadof"):
             previous = items[index - 1] if index else ("mark", "", 0)
             marker = word == "insteadof" or previous[0] == "mark" or previous[1] in ("and", "but", "or")
             marker = marker or (previous[0] == "word" and previous[1] not in AUXILIARIES | BE)
-        preferences += marker and word == "over"
+        preferences += marker and word in ("over", "to")
         if marker:
             rejected_items.update(_phrase_after(items, clause_of_item, index))
             rejected_spans.update(_phrase_after(items, clause_of_item, index, whole=True))
@@ -358,6 +373,11 @@ def _roles(items, clause_of_item, at, tokens) -> tuple[tuple[str, ...], set[int]
         "-" if clause_of_item[item] in rejected_clauses or item in rejected_items else "+" for item in at
     )
     return roles, rejected_spans, preferences
+
+
+def _prefers(word: str, preference: frozenset[str] | set[str]) -> bool:
+    """A preference verb in any of its forms ("prefer", "preferred", "chosen", "favoured")."""
+    return word in preference or verb_lemma(word) in preference
 
 
 def _phrase_after(items, clause_of_item, index: int, *, whole: bool = False) -> list[int]:

@@ -23,6 +23,9 @@ SAME_FACT = {
         ("Pick Celery rather than RQ for background jobs.", "Don't pick RQ for background jobs; pick Celery."),
         ("Avoid force-pushing to release branches.", "You must not force-push to release branches."),
         ("Never commit generated Swagger clients.", "Generated Swagger clients should not be committed."),
+        ("Flyway is preferred to Liquibase for schema changes.", "Use Flyway, not Liquibase, for schema changes."),
+        ("Prefer Loki over Elasticsearch for app logs.", "For app logs, Loki is favoured over Elasticsearch."),
+        ("It is preferred to run load tests from CI, not from laptops.", "Run load tests from CI rather than laptops."),
     ],
     "modality reworded": [
         ("Every webhook handler must be idempotent.", "Always make sure each webhook handler is idempotent."),
@@ -120,6 +123,18 @@ CHANGED_FACT = {
     "preference swapped": (
         "Prefer Zod over Yup for form validation.",
         "Prefer Yup over Zod for form validation.",
+    ),
+    "preference swapped, said in the passive with another verb": (
+        "In the billing worker, Temporal is preferred over Airflow for retries.",
+        "In the billing worker, Airflow is favoured over Temporal for retries.",
+    ),
+    "preference swapped, preferred to": (
+        "Ruff is preferred to Pylint in the data-tools repository.",
+        "Pylint is preferred to Ruff in the data-tools repository.",
+    ),
+    "choice swapped, in the past tense": (
+        "For the mobile gateway, NATS was chosen over RabbitMQ.",
+        "For the mobile gateway, RabbitMQ was chosen over NATS.",
     ),
     "environments swapped": (
         "Staging stores uploads in MinIO, while production stores them in S3.",
