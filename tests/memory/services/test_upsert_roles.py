@@ -296,6 +296,10 @@ CHANGED_FACT = {
         "For payout-service, transfers above 2,000 euros need finance approval, and they are logged to the ledger table.",
         "For payout-service, transfers above 2,000 euros need ledger approval, and they are logged to the finance table.",
     ),
+    "the branch a relation word points at replaced, a word the lexicon knows as a verb": (
+        "In api-gateway, hotfix branches are cut from develop.",
+        "In api-gateway, hotfix branches are cut from trunk.",
+    ),
     "an imperative's adjective changed": (
         "Archive old support tickets every month.",
         "Archive new support tickets every month.",

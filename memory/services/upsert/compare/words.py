@@ -8,7 +8,7 @@ import re
 from memory.conf import setting
 from memory.services.upsert.compare.changes import Change, Comparison, surfaces
 from memory.services.upsert.compare.contrasts import contrast_group_of, opposed, polar_groups
-from memory.services.upsert.lexicon import never_a_thing, parts_of_speech, verb_form
+from memory.services.upsert.lexicon import never_a_thing, parts_of_speech, verb_form, verb_lemma
 from memory.services.upsert.parts import RELATIVE_PRONOUNS
 from memory.services.upsert.reading import Reading
 from memory.services.upsert.sequence import ORDER_KEYS
@@ -89,7 +89,13 @@ def compare_words(
         """Things, not verbs — and not contrast words, whose change is an exchange (above), unless
         they name a thing ("the content team" → "the QA team"). ``strict``: and not a word the
         lexicon knows only as a verb or an adverb, unless a determiner makes it a noun ("the
-        deploy role")."""
+        deploy role") or a relation word points at it in a form no verb takes ("cut from develop",
+        not "to whoever owns it")."""
+        pointed = {key for frame in reading.frames for key in frame.targets}
+
+        def named_by_relation(n: int, t) -> bool:
+            return t.key in pointed and verb_lemma(t.surface) in ("", t.surface.lower())
+
         return {
             key
             for key in keys
@@ -98,7 +104,12 @@ def compare_words(
                     t.kind == "word"
                     and t.key == key
                     and not reading.verbal[n]
-                    and not (strict and not reading.determined[n] and never_a_thing(t.surface))
+                    and not (
+                        strict
+                        and not reading.determined[n]
+                        and not named_by_relation(n, t)
+                        and never_a_thing(t.surface)
+                    )
                 )
                 or (t.kind == "contrast" and stem(t.key) == key and reading.determined[n])
                 for n, t in enumerate(reading.tokens)
