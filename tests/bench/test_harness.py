@@ -154,12 +154,13 @@ def test_the_latency_harness_measures_a_tiny_corpus_end_to_end(db):
     report, _ = run_latency(
         *("--memories", "160", "--queries", "10", "--recall-queries", "10"),
         *("--store-batched", "40", "--store-single", "5", "--profile"),
-        *("--rerank", "5", "--rerank-queries", "10", "--late", "5"),
+        *("--rerank", "5", "--rerank-queries", "10", "--late", "5", "--after-late", "2"),
     )
     assert report["memories"] == 160
-    # So is the late-interaction stage, every memory's token vectors computed first.
+    # So is the late-interaction stage, every memory's token vectors computed first, and the
+    # cross-encoder after it at its default depth.
     assert report["late"]["vectors"]["kept"] == 160 and report["late"]["vectors"]["bytes_per_memory"] > 0
-    for depth in ("0", "5"):
+    for depth in ("0", "5", "50+cross 2"):
         for name in ("search_service", "search_http"):
             assert report["late"][depth][name]["n"] == 10
     # The second stage is timed in the same run, on the same questions.

@@ -22,7 +22,8 @@
    LATE_RERANK_CANDIDATES most relevant memories' kept token vectors (MaxSim), which reorders them
    within the span of relevance they had; the factors multiply the new relevance. ``rerank``
    (RERANK_ENABLED, off by default) does the same with a cross-encoder reading question and memory
-   together, in its place when on: better ordered, ten times the cost.
+   together, in its place when on: better ordered, ten times the cost — or, with RERANK_AFTER_LATE,
+   after it, rereading only the first few of the late stage's order (:func:`second_stage`).
 6. ``results``: the top ``limit`` in score order with an ``explain`` of every factor, read whole.
 7. ``record``: retrieval counted; Recall rows written for a session.
 
@@ -42,6 +43,7 @@ its size costs, whatever the deployment holds.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import datetime
 
 from django.utils import timezone
@@ -211,14 +213,9 @@ def memory_search(
     for candidate in candidates:
         if (result := score_candidate(candidate, **rules, explain=False)) is not None:
             scored.append((result[0], str(candidate.memory.pk), candidate))
-    # The second stage rereads the most relevant candidates: the cross-encoder when it is on
-    # (RERANK_ENABLED; rerank.py), else (or when it cannot be loaded) the late-interaction stage
-    # (LATE_RERANK_ENABLED; late.py).
-    reranked = {}
-    if mode == "full" and setting("RERANK_ENABLED"):
-        reranked = reranked_candidates(query, [candidate for _, _, candidate in scored], fusion, team)
-    if mode == "full" and not reranked and setting("LATE_RERANK_ENABLED"):
-        reranked = late_reranked_candidates(query, [candidate for _, _, candidate in scored], fusion, team)
+    reranked = (
+        second_stage(query, [candidate for _, _, candidate in scored], fusion, team) if mode == "full" else {}
+    )
     if reranked:
         scored = [
             (score_candidate(candidate, **rules, explain=False, reranked=reranked[pk])[0], pk, candidate)
@@ -236,6 +233,52 @@ def memory_search(
     if record and outcome.results:
         record_retrieval(outcome.results, session, now, team=team)
     return outcome
+
+
+def second_stage(query: str, candidates: list, fusion: FusionContext, team: Team) -> dict[str, Reranked]:
+    """The new relevance of the candidates the second stage rereads, by memory id. The
+    cross-encoder (RERANK_ENABLED; rerank.py) when it is on, else — or when it cannot be loaded —
+    the late-interaction stage (LATE_RERANK_ENABLED; late.py). With both on and RERANK_AFTER_LATE
+    set, the late stage orders its candidates and the cross-encoder rereads only the first
+    RERANK_AFTER_LATE of that order: most of the cross-encoder's ordering for a fraction of its cost
+    (docs/ranking.md)."""
+    cross, late_on = setting("RERANK_ENABLED"), setting("LATE_RERANK_ENABLED")
+    after_late = setting("RERANK_AFTER_LATE") if cross and late_on else 0
+    if cross and not after_late and (reranked := reranked_candidates(query, candidates, fusion, team)):
+        return reranked
+    if not late_on:
+        return {}
+    reranked = late_reranked_candidates(query, candidates, fusion, team)
+    if reranked and after_late:
+        return reread_after_late(query, reranked, after_late, team)
+    return reranked
+
+
+def reread_after_late(
+    query: str, late_order: dict[str, Reranked], depth: int, team: Team
+) -> dict[str, Reranked]:
+    """``late_order`` with its first ``depth`` candidates reordered by the cross-encoder within the
+    span of relevance the late stage gave them, each keeping the late stage's record (``earlier``)
+    for its explain. A cross-encoder that cannot be loaded leaves the late stage's order."""
+    chosen = sorted(late_order, key=lambda pk: (-late_order[pk].relevance, pk))[:depth]
+    texts = _contents(chosen, team)
+    chosen = [pk for pk in chosen if pk in texts]
+    if len(chosen) < 2:
+        return late_order
+    try:
+        decided = rerank(query, [late_order[pk].relevance for pk in chosen], [texts[pk] for pk in chosen])
+    except RerankerUnavailable as exc:
+        logger.warning("search without its cross-encoder after the late stage: %s", exc)
+        return late_order
+    return late_order | {
+        pk: replace(found, earlier=late_order[pk]) for pk, found in zip(chosen, decided, strict=True)
+    }
+
+
+def _contents(ids: list[str], team: Team) -> dict[str, str]:
+    """The text of each of the team's memories ``ids``, by id (another team's are not found)."""
+    rows = Memory.objects.for_team(team).filter(pk__in=ids).values_list("pk", "content")
+    return {str(pk): content for pk, content in rows}
 
 
 def _most_relevant(candidates: list, fusion: FusionContext, depth: int) -> tuple[list[str], dict[str, float]]:
@@ -287,8 +330,7 @@ def reranked_candidates(
     chosen, relevance = _most_relevant(candidates, fusion, setting("RERANK_CANDIDATES"))
     if len(chosen) < 2:
         return {}
-    rows = Memory.objects.for_team(team).filter(pk__in=chosen).values_list("pk", "content")
-    texts = {str(pk): content for pk, content in rows}
+    texts = _contents(chosen, team)
     chosen = [pk for pk in chosen if pk in texts]
     try:
         decided = rerank(query, [relevance[pk] for pk in chosen], [texts[pk] for pk in chosen])

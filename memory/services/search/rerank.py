@@ -50,12 +50,15 @@ class RerankerUnavailable(ModelUnavailable):
 @dataclass(frozen=True)
 class Reranked:
     """A reranked candidate's new relevance and what decided it (for its ``explain``): the
-    cross-encoder's logit, or the late-interaction stage's MaxSim (``stage`` "late", late.py)."""
+    cross-encoder's logit, or the late-interaction stage's MaxSim (``stage`` "late", late.py).
+    ``earlier`` is the late stage's record of a candidate the cross-encoder read after it
+    (RERANK_AFTER_LATE)."""
 
     relevance: float
     logit: float
     before: float
     stage: str = "cross"
+    earlier: Reranked | None = None
 
 
 def reranked_relevance(relevances: list[float], logits: list[float], weight: float) -> list[float]:

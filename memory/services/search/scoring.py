@@ -52,10 +52,11 @@ def score_candidate(
         )
         if reranked is not None:
             score = reranked.relevance
-            if reranked.stage == "late":
-                parts["late"] = {"maxsim": reranked.logit, "relevance_before": reranked.before}
-            else:
-                parts["rerank"] = {"logit": reranked.logit, "relevance_before": reranked.before}
+            for stage in (reranked.earlier, reranked):
+                if stage is not None and stage.stage == "late":
+                    parts["late"] = {"maxsim": stage.logit, "relevance_before": stage.before}
+                elif stage is not None:
+                    parts["rerank"] = {"logit": stage.logit, "relevance_before": stage.before}
         parts["relevance"] = score
         if mode == "full":
             factors = {

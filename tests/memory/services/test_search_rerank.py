@@ -127,3 +127,60 @@ def test_the_second_stage_reads_only_the_searching_team_s_memories(team, other_t
     outcome = memory_search(team=team, query="when is the Tuesday deploy window?", record=False)
     assert {hit.memory.pk for hit in outcome.results} == {memory.pk for memory in mine}
     assert all("rerank" in hit.explain for hit in outcome.results)
+
+
+DEPLOYS = [
+    "Deploys to production need a green build on main.",
+    "Production deploys are frozen on Fridays.",
+    "Deploy previews are built for every pull request.",
+    "The staging cluster is rebuilt every night.",
+    "Hotfix deploys to production skip the Friday freeze with a lead's approval.",
+]
+
+
+def test_after_the_late_stage_the_cross_encoder_rereads_only_its_first_few(team, other_team, db, reranking):
+    settings = reranking
+    store_all(team, DEPLOYS)
+    store_all(other_team, ["Production deploys are allowed any day of the week, Fridays too."])
+    question = "when can we deploy to Production?"
+    late_only = memory_search(team=team, query=question, record=False)  # the cross-encoder in its place
+    assert all("rerank" in hit.explain and "late" not in hit.explain for hit in late_only.results)
+
+    settings.MEMORY_LANE = {**settings.MEMORY_LANE, "RERANK_AFTER_LATE": 2}
+    outcome = memory_search(team=team, query=question, record=False)
+    assert {hit.memory.team_id for hit in outcome.results} == {team.pk}
+    assert all("late" in hit.explain for hit in outcome.results)  # the late stage ordered them all
+    reread = [hit for hit in outcome.results if "rerank" in hit.explain]
+    assert outcome.results[:2] == reread  # the cross-encoder read the late stage's first two only
+    logits = [hit.explain["rerank"]["logit"] for hit in reread]
+    assert logits == sorted(logits, reverse=True)  # and ordered them
+    # Within the span of relevance the late stage gave those two (for two: its two ends), so
+    # everything else stays below.
+    assert sorted(round(hit.explain["relevance"], 4) for hit in reread) == sorted(
+        round(hit.explain["rerank"]["relevance_before"], 4) for hit in reread
+    )
+    assert min(hit.score for hit in reread) >= max(hit.score for hit in outcome.results[2:])
+    scores = [hit.score for hit in outcome.results]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_a_cross_encoder_that_cannot_be_loaded_after_the_late_stage_leaves_its_order(
+    team, db, settings, tmp_path, caplog
+):
+    store_all(team, DEPLOYS)
+    question = "when can we deploy to Production?"
+    expected = [hit.memory.pk for hit in memory_search(team=team, query=question, record=False).results]
+    settings.MEMORY_LANE = {
+        **settings.MEMORY_LANE,
+        "RERANK_ENABLED": True,
+        "RERANK_AFTER_LATE": 3,
+        "RERANK_MODEL": str(tmp_path / "nowhere"),
+    }
+    forget_model()
+    try:
+        outcome = memory_search(team=team, query=question, record=False)
+    finally:
+        forget_model()
+    assert [hit.memory.pk for hit in outcome.results] == expected
+    assert all("late" in hit.explain and "rerank" not in hit.explain for hit in outcome.results)
+    assert "without its cross-encoder after the late stage" in caplog.text
