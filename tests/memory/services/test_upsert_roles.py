@@ -53,6 +53,9 @@ SAME_FACT = {
         ("Keep at least 3 replicas of the search index.", "Keep 3 replicas or more of the search index."),
         ("Session tokens live at most 12 hours.", "Session tokens live 12 hours or less."),
     ],
+    "the same number, what it counts said on one side only": [
+        ("Each API pod keeps a pool of 20 per replica set.", "Each API pod keeps a pool of 20 connections per replica set."),
+    ],
     "a privative word": [
         ("Reject invoices without a PO number.", "Invoices lacking a PO number are rejected."),
         ("Jobs without an owner label are paused.", "Jobs missing an owner label are paused."),
@@ -299,6 +302,10 @@ CHANGED_FACT = {
     "the branch a relation word points at replaced, a word the lexicon knows as a verb": (
         "In api-gateway, hotfix branches are cut from develop.",
         "In api-gateway, hotfix branches are cut from trunk.",
+    ),
+    "the same number counting another thing": (
+        "In search-cluster, keep 3 replicas of every index.",
+        "In search-cluster, keep 3 shards of every index.",
     ),
     "an imperative's adjective changed": (
         "Archive old support tickets every month.",

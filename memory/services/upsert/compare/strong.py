@@ -22,6 +22,9 @@ def compare_strong(
     added = new_keys - {t.key for t in old.tokens}
     removed -= _acronyms(old, removed, new) | _compounds(old, removed, new) | explained_old
     added -= _acronyms(new, added, old) | _compounds(new, added, old) | explained_new
+    # The same number, one side naming what it counts: "capped at 20" / "20 connections".
+    removed -= _counted(old, removed, new)
+    added -= _counted(new, added, old)
     # A name said inside a path or an identifier of the other side ("the Gradle cache" /
     # "~/.gradle/caches", "the Terraform state" / "terraform.tfstate").
     removed -= _inside_paths(old, removed, new)
@@ -47,6 +50,34 @@ def compare_strong(
                 if token.surface not in values:
                     values.append(token.surface)
     result.changes.extend(by_kind.values())
+
+
+NUMBER_KEY = re.compile(r"(?P<value>[+-]?\d+(?:[.,]\d+)*)(?P<unit>\D*)")
+
+
+def _counted(reading: Reading, keys: set[str], other: Reading) -> set[str]:
+    """Keys of ``reading`` that are numbers the other side says with the same value, one of the two
+    without a unit: what is counted said on one side only ("20 per pod" / "20 connections per pod",
+    "a 30 timeout" / "30 seconds") is a detail, not another number. Two units ("3 replicas" / "3
+    shards", "30 s" / "30 min") still differ."""
+
+    def split(side: Reading, n: int) -> tuple[str, str] | None:
+        """A number's value and unit; a number right before a word the reading did not take for
+        its unit ("3 shards") counts that word: it is no bare number."""
+        found = NUMBER_KEY.fullmatch(side.tokens[n].key)
+        if found is None:
+            return None
+        following = side.tokens[n + 1] if n + 1 < len(side.tokens) else None
+        counts_next = following is not None and following.start - side.tokens[n].end <= 1
+        return (found["value"], found["unit"] or ("?" if counts_next else ""))
+
+    theirs = {split(other, n) for n, t in enumerate(other.tokens) if t.kind == "number"} - {None}
+    found = set()
+    for n, token in enumerate(reading.tokens):
+        mine = split(reading, n) if token.kind == "number" and token.key in keys else None
+        if mine and any(value == mine[0] and not (unit and mine[1]) for value, unit in theirs):
+            found.add(token.key)
+    return found
 
 
 def _acronyms(reading: Reading, keys: set[str], other: Reading) -> set[str]:
