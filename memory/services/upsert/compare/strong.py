@@ -10,6 +10,9 @@ from memory.services.upsert.lexicon import parts_of_speech
 from memory.services.upsert.reading import Reading
 from memory.services.upsert.tokens import stem, synonyms
 
+# A number token's key: its value, then its unit's stem when it has one ("20", "20conn", "30s").
+NUMBER_KEY = re.compile(r"(?P<value>[+-]?\d+(?:[.,]\d+)*)(?P<unit>\D*)")
+
 
 def compare_strong(
     old: Reading, new: Reading, result: Comparison, explained_old=frozenset(), explained_new=frozenset()
@@ -52,13 +55,10 @@ def compare_strong(
     result.changes.extend(by_kind.values())
 
 
-NUMBER_KEY = re.compile(r"(?P<value>[+-]?\d+(?:[.,]\d+)*)(?P<unit>\D*)")
-
-
 def _counted(reading: Reading, keys: set[str], other: Reading) -> set[str]:
     """Keys of ``reading`` that are numbers the other side says with the same value, one of the two
     without a unit: what is counted said on one side only ("20 per pod" / "20 connections per pod",
-    "a 30 timeout" / "30 seconds") is a detail, not another number. Two units ("3 replicas" / "3
+    "the timeout is 30" / "30 seconds") is a detail, not another number. Two units ("3 replicas" / "3
     shards", "30 s" / "30 min") still differ."""
 
     def split(side: Reading, n: int) -> tuple[str, str] | None:

@@ -93,7 +93,7 @@ def compare_words(
         not "to whoever owns it")."""
         pointed = {key for frame in reading.frames for key in frame.targets}
 
-        def named_by_relation(n: int, t) -> bool:
+        def named_by_relation(t) -> bool:
             return t.key in pointed and verb_lemma(t.surface) in ("", t.surface.lower())
 
         return {
@@ -107,7 +107,7 @@ def compare_words(
                     and not (
                         strict
                         and not reading.determined[n]
-                        and not named_by_relation(n, t)
+                        and not named_by_relation(t)
                         and never_a_thing(t.surface)
                     )
                 )
