@@ -67,6 +67,8 @@ def is_verbal(items, item: int, item_tokens, tokens, *, any_kind: bool = False) 
     possessive = previous in HAVE and not (word.endswith(("ed", "en")) or verb_lemma(word, participle=True))
     if (previous in AUXILIARIES and not possessive) or previous in BE and word.endswith(("ed", "en", "ing")):
         return True  # not "has admin access": "has" owns a thing there
+    if previous in BE and next_word in PREPOSITIONS and verb_lemma(word, participle=True):
+        return True  # an irregular participle: "secrets are read from Vault", "logs are kept in S3"
     if word.endswith("ing") and _subject_in_ing(word, previous, next_word):
         return False  # "engineering schedules it", "Testing takes an hour": a noun before its verb
     if word.endswith(("ing", "ed")) and len(word) > 4:

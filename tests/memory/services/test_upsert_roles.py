@@ -53,6 +53,9 @@ SAME_FACT = {
         ("Keep at least 3 replicas of the search index.", "Keep 3 replicas or more of the search index."),
         ("Session tokens live at most 12 hours.", "Session tokens live 12 hours or less."),
     ],
+    "an irregular participle is a verb, not a thing": [
+        ("Build artifacts come from the release bucket.", "Build artifacts are read from the release bucket."),
+    ],
     "the same number, what it counts said on one side only": [
         ("Each API pod keeps a pool of 20 per replica set.", "Each API pod keeps a pool of 20 connections per replica set."),
     ],
