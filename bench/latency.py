@@ -1076,7 +1076,7 @@ def measure_rerank(queries: list[str], depths: list[int], client, *, team) -> di
     return timed
 
 
-def measure_late(queries: list[str], depths: list[int], *, team, after_late: list[int] = ()) -> dict:
+def measure_late(queries: list[str], depths: list[int], *, team, after_late: list[int] | None = None) -> dict:
     """Search at the service and over HTTP with the late-interaction stage reordering each of
     ``depths`` candidates, and with it off, in the same run; then, for each of ``after_late``, the
     late stage at its default depth followed by the cross-encoder rereading that many of its order
@@ -1122,7 +1122,7 @@ def measure_late(queries: list[str], depths: list[int], *, team, after_late: lis
             f"{original['LATE_RERANK_CANDIDATES']}+cross {n}",
             {"RERANK_ENABLED": True, "RERANK_AFTER_LATE": n, "RERANK_MAX_ALPHA": 1.0},
         )
-        for n in after_late
+        for n in after_late or []
     ]
     try:
         if after_late:
