@@ -129,47 +129,95 @@ def self_contained(text: str) -> bool:
     return not (FILLER_RE.match(stripped) or ANAPHOR_RE.match(stripped) or stripped.endswith("?"))
 
 
-def run(sessions: list[Session]) -> dict:
-    from django.conf import settings
+WARM_UP = [
+    Session(
+        id=f"warm-up-{number}",
+        kind="warm-up",
+        project="warm-up",
+        messages=[
+            {"role": "user", "content": rule},
+            {"role": "assistant", "content": "Understood, I will do that from now on."},
+        ],
+        outcome={
+            "success": True,
+            "error_count": 0,
+            "retry_count": 0,
+            "duration_ms": 60_000,
+            "files_touched": [],
+        },
+    )
+    # The second says the first again: the upsert reads both (its lexicons load).
+    for number, rule in enumerate(
+        [
+            "Always run make test, not bare pytest, in this repository.",
+            "Run make test, never bare pytest, in this repository.",
+        ]
+    )
+]
+
+
+def _client_of(team, username: str):
+    """A test client holding a read-write token of a new member of ``team``."""
     from django.contrib.auth import get_user_model
     from django.test import Client
+
+    from memory.services.teams import member_add
+    from memory.services.tokens import token_create
+
+    user = get_user_model().objects.create_user(username=username)
+    member_add(team=team, user=user, role="member")
+    _, key = token_create(user=user, team=team, name="bench", scopes=["read", "write"])
+    return Client(headers={"authorization": f"Bearer {key}"})
+
+
+def _extract(client, team, session: Session):
+    """Send ``session`` through the session API and extract it as the worker does: the session's row
+    and the seconds the extraction took."""
+    from memory.models import Session as SessionRow
+    from memory.services.extraction import extraction_run
+
+    external = f"bench-{session.id}"
+    client.post(
+        "/api/v1/sessions",
+        {"session_id": external, "agent": "claude-code", "project": session.project},
+        content_type="application/json",
+    )
+    batch = [{"seq": i, **message} for i, message in enumerate(session.messages)]
+    client.post(f"/api/v1/sessions/{external}/messages", {"messages": batch}, content_type="application/json")
+    client.post(f"/api/v1/sessions/{external}/end", session.outcome, content_type="application/json")
+    row = SessionRow.objects.for_team(team).get(external_id=external)
+    started = time.perf_counter()
+    report = extraction_run(row.pk)  # what the worker runs for this session
+    seconds = time.perf_counter() - started
+    if report.status != "done":
+        raise SystemExit(f"{session.id}: extraction ended {report.status}: {report}")
+    return row, seconds
+
+
+def run(sessions: list[Session]) -> dict:
+    from django.conf import settings
 
     from bench.latency import bench_team
     from memory import embeddings
     from memory.models import Memory
     from memory.models import Session as SessionRow
-    from memory.services.extraction import extraction_run
-    from memory.services.teams import member_add
-    from memory.services.tokens import token_create
+    from memory.services.teams import team_create
 
     settings.MEMORY_LANE["API_THROTTLE_RATE"] = "1000000/min"
+    # A worker loads the model, compiles the screens and reads its lexicons once, at its first task:
+    # that start-up is timed apart, on a session of another team, and throughput is a started worker's.
+    warm_team = team_create(slug="bench-warm-up")
+    warm_client = _client_of(warm_team, "bench-warm-up")
+    start_up = sum(_extract(warm_client, warm_team, session)[1] for session in WARM_UP)
     team = bench_team()
-    user = get_user_model().objects.create_user(username="bench-extraction")
-    member_add(team=team, user=user, role="member")
-    _, key = token_create(user=user, team=team, name="bench", scopes=["read", "write"])
-    client = Client(headers={"authorization": f"Bearer {key}"})
+    client = _client_of(team, "bench-extraction")
     stored: list[tuple[Session, str, str]] = []  # (session, memory id, content)
     reinforced: dict[str, set[str]] = defaultdict(set)  # session id → memory ids it reinforced
     seconds, messages = 0.0, 0
     for session in sessions:
-        external = f"bench-{session.id}"
-        client.post(
-            "/api/v1/sessions",
-            {"session_id": external, "agent": "claude-code", "project": session.project},
-            content_type="application/json",
-        )
-        batch = [{"seq": i, **message} for i, message in enumerate(session.messages)]
-        client.post(
-            f"/api/v1/sessions/{external}/messages", {"messages": batch}, content_type="application/json"
-        )
-        client.post(f"/api/v1/sessions/{external}/end", session.outcome, content_type="application/json")
-        row = SessionRow.objects.for_team(team).get(external_id=external)
-        started = time.perf_counter()
-        report = extraction_run(row.pk)  # what the worker runs for this session
-        seconds += time.perf_counter() - started
+        row, took = _extract(client, team, session)
+        seconds += took
         messages += len(session.messages)
-        if report.status != "done":
-            raise SystemExit(f"{session.id}: extraction ended {report.status}: {report}")
         for memory in Memory.objects.for_team(team).filter(session=row).order_by("created_at"):
             stored.append((session, str(memory.pk), memory.content))
     from memory.models import Action, MemoryEvent
@@ -257,6 +305,7 @@ def run(sessions: list[Session]) -> dict:
         "by_kind": by_kind,
         "seconds": seconds,
         "messages": messages,
+        "start_up": start_up,
     }
 
 
@@ -276,6 +325,7 @@ def summary(sessions: list[Session], result: dict) -> dict:
         "duplicates": totals["duplicates"],
         "self_contained": round(totals["self_contained"] / max(1, totals["stored"]), 3),
         "messages_per_second": round(result["messages"] / max(result["seconds"], 1e-9), 1),
+        "start_up_seconds": round(result["start_up"], 2),
         "by_kind": {kind: dict(stats) for kind, stats in result["by_kind"].items()},
     }
 
@@ -294,7 +344,8 @@ def print_run(label: str, sessions: list[Session], result: dict, figures: dict, 
         )
     print(
         f"precision {figures['precision']:.3f}, recall {figures['recall']:.3f}, duplicates {figures['duplicates']}, "
-        f"self-contained {figures['self_contained']:.3f}, {figures['messages_per_second']:.0f} messages/s"
+        f"self-contained {figures['self_contained']:.3f}, {figures['messages_per_second']:.0f} messages/s "
+        f"(the worker's start-up, timed apart: {figures['start_up_seconds']:.1f} s)"
     )
     if not show:
         return

@@ -47,6 +47,7 @@ from collections import Counter
 from functools import lru_cache
 
 from memory.conf import setting
+from memory.services.literals import Prefilter
 from memory.services.secret_labels import NOT_A_VALUE, PASSPHRASE, labelled_secrets, path_like
 from memory.services.secret_rules import provider_secrets
 from memory.services.upsert.lexicon import parts_of_speech
@@ -522,6 +523,11 @@ def _own_patterns() -> list[tuple[str, re.Pattern, int | str, str]]:
 
 
 @lru_cache(maxsize=1)
+def _own_prefilter() -> Prefilter:
+    return Prefilter([pattern for _, pattern, _, _ in _own_patterns()])
+
+
+@lru_cache(maxsize=1)
 def _plugins() -> list[tuple[str, object]]:
     """The detect-secrets plugins, once per process. Missing ones (an older release) are skipped."""
     import importlib
@@ -698,7 +704,11 @@ def _public_by_design(text: str, start: int, end: int, kind: str) -> bool:
 def find_secrets(text: str) -> list[tuple[int, int, str]]:
     """The secrets in ``text`` as (start, end, kind) spans, earliest first, overlaps merged."""
     spans: list[tuple[int, int, str]] = []
-    for kind, pattern, group, check in _own_patterns():
+    prefilter = _own_prefilter()
+    present = prefilter.present(text)
+    for index, (kind, pattern, group, check) in enumerate(_own_patterns()):
+        if not prefilter.may_match(index, present):
+            continue  # the text lacks a word every match of this pattern needs (literals.py)
         for match in pattern.finditer(text):
             start, end = match.span(group)
             if start < 0 or end <= start:

@@ -31,6 +31,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from memory.conf import setting
+from memory.services.literals import StringIndex
 
 RULES_FILE = Path(__file__).resolve().parents[1] / "data" / "betterleaks.toml"
 TERMINATOR = r"""(?:\\?['"\x60]|[\s;]|\\[nr]|$)"""
@@ -188,6 +189,12 @@ def rule_set() -> tuple[tuple[Rule, ...], Rule]:
     return rules, everywhere
 
 
+@lru_cache(maxsize=1)
+def _keyword_index() -> StringIndex:
+    """Every rule's keywords (lowercase), to find at once which a text holds."""
+    return StringIndex(keyword for rule in rule_set()[0] for keyword in rule.keywords)
+
+
 def _secret_span(match: re.Match, group) -> tuple[int, int]:
     if group is None:
         group = next((i for i in range(1, (match.re.groups or 0) + 1) if match.group(i)), 0)
@@ -202,10 +209,10 @@ def provider_secrets(text: str) -> list[tuple[int, int, str]]:
     from memory.services.redaction import is_placeholder
 
     rules, everywhere = rule_set()
-    lowered = text.lower()
+    present = _keyword_index().found_in(text.lower())
     spans = []
     for rule in rules:
-        if rule.keywords and not any(keyword in lowered for keyword in rule.keywords):
+        if rule.keywords and present.isdisjoint(rule.keywords):
             continue
         for match in rule.regex.finditer(text):
             start, end = _secret_span(match, rule.group)

@@ -69,6 +69,7 @@ from memory.services.injection.excuses import excused
 from memory.services.injection.families import _A0, FAMILIES, GATES
 from memory.services.injection.learned import learned_reasons
 from memory.services.injection.normalize import variants
+from memory.services.literals import Prefilter
 
 __all__ = ["injection_reasons", "screen_fields", "variants"]
 
@@ -81,6 +82,13 @@ def _compiled() -> list[tuple[str, re.Pattern]]:
 @lru_cache(maxsize=1)
 def _compiled_gates() -> dict[str, re.Pattern]:
     return {family: re.compile("(?i)" + _A0 + gate) for family, gate in GATES.items()}
+
+
+@lru_cache(maxsize=1)
+def _prefilter() -> Prefilter:
+    """The words each pattern and gate cannot match without: most patterns are not run on a text
+    that has none of them (``literals.py``; the answers are the same, ~4× faster)."""
+    return Prefilter([pattern for _, pattern in _compiled()] + list(_compiled_gates().values()))
 
 
 def injection_reasons(text: str) -> list[str]:
@@ -96,16 +104,20 @@ def injection_reasons(text: str) -> list[str]:
 @lru_cache(maxsize=2048)
 def _reasons(text: str) -> tuple[str, ...]:
     found: list[str] = []
-    gates = _compiled_gates()
+    patterns, gates, prefilter = _compiled(), _compiled_gates(), _prefilter()
+    gate_index = {family: len(patterns) + i for i, family in enumerate(gates)}
     for reading in variants(text):
+        present = prefilter.present(reading)
         open_gates: dict[str, bool] = {}
-        for family, pattern in _compiled():
-            if family in found:
+        for index, (family, pattern) in enumerate(patterns):
+            if family in found or not prefilter.may_match(index, present):
                 continue
             gate = gates.get(family)
             if gate is not None:
                 if family not in open_gates:
-                    open_gates[family] = gate.search(reading) is not None
+                    open_gates[family] = (
+                        prefilter.may_match(gate_index[family], present) and gate.search(reading) is not None
+                    )
                 if not open_gates[family]:
                     continue
             if any(not excused(family, reading, match) for match in pattern.finditer(reading)):
