@@ -17,6 +17,10 @@ def verdict(embedder, old: str, new: str):
 
 
 SAME = {
+    "never the prefixed opposite ≡ always the plain word, said again": (
+        "Webhook payloads must always be validated against the schema.",
+        "Never accept unvalidated webhook payloads; validate each one against the schema.",
+    ),
     "nobody except ≡ only": (
         "Only admins can delete projects.",
         "Nobody except admins can delete projects.",
@@ -228,6 +232,10 @@ SAME = {
 }
 
 CHANGED = {
+    "the plain word negated by its prefix, the other side naming it too": (
+        "Support exports are anonymized before they leave the CRM.",
+        "Support exports leave the CRM unanonymized; anonymizing happens in the warehouse.",
+    ),
     "nobody except, another holder": (
         "Only the security team can rotate the root CA.",
         "Nobody except the platform team may rotate the root CA.",

@@ -165,6 +165,13 @@ def compare_words(
     # A word and its negation by prefix ("safe" / "unsafe", "encrypted" / "unencrypted").
     prefixes = tuple(setting("UPSERT_NEGATING_PREFIXES"))
     negated = [(a, b) for a in removed for b in added if _negates(a, b, prefixes) or _negates(b, a, prefixes)]
+    # The same when the side that negates by prefix also names the plain word in another form ("must
+    # be hashed before they land" / "can land unhashed; hashing happens downstream", "always encrypt
+    # backups" / "never leave backups unencrypted; encrypt them"): the prefix still flips it.
+    negated += [(a, b) for a in old_keys for b in added if _negates(a, b, prefixes) and (a, b) not in negated]
+    negated += [
+        (a, b) for a in removed for b in new_keys if _negates(b, a, prefixes) and (a, b) not in negated
+    ]
     removed -= {a for a, _ in negated}
     added -= {b for _, b in negated}
     # Polarity, not count: "no migration ships without sign-off" ≡ "a migration ships after
