@@ -737,6 +737,20 @@ MEMORY_LANE: dict = {
         "vs": "versus",
         "versus": "versus",
     },
+    # Relations that say the same read from either end (regular expressions, case-insensitive): two
+    # things traded places around one of them are the same fact ("never run the backup alongside the
+    # reindex" ≡ "the reindex must not run alongside the backup"). "share … with" only of a thing held
+    # jointly ("share a database with", not "shares its tokens with"). Not a relation ending in a word of
+    # UPSERT_RELATIONS ("isolated from", "next to"): what those point at is compared as a frame.
+    "UPSERT_SYMMETRIC_RELATIONS": [
+        r"\balongside\b",
+        r"\b(?:in parallel|concurrently|simultaneously|at the same time)\s+(?:with|as)\b",
+        r"\bshar(?:e|es|ed|ing)\s+(?:a|an|one|the same|any|no)\b[\w\s-]*?\bwith\b",
+        r"\b(?:coexist|collide|conflict|clash|overlap|interfere)(?:s|ed|ing)?\s+with\b",
+        r"\b(?:compatible|incompatible|interchangeable|in sync)\s+with\b",
+        r"\bthe same\b[\w\s-]*?\bas\b",  # "on the same disk as"
+        r"\bbeside\b",
+    ],
     # A negation before a comparative in one clause reads as a bound: "no user gets more than one" ≡ "at most
     # one".
     "UPSERT_NEGATED_COMPARATIVES": {

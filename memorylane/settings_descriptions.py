@@ -169,6 +169,9 @@ MEMORY_LANE: dict[str, dict[str, str]] = {
         "UPSERT_PREPOSITION_CONTRASTS": "contrast words that are mostly prepositions or particles: one on one "
         'side only ("on the last day", "bring the stack up") is no change — an exchange ("up" → "down") still '
         "is. Any other contrast word on one side only is a changed fact",
+        "UPSERT_SYMMETRIC_RELATIONS": "relations that read the same from either end, as regular expressions "
+        '("alongside", "share a … with", "overlap with"): two things that traded places around one, with no '
+        "other thing or verb's object before it, are the same fact",
         "UPSERT_NEGATING_PREFIXES": 'a word with one of these before it says the opposite ("safe" / "unsafe", '
         '"allowed" / "disallowed")',
         "UPSERT_MODAL_WORDS": 'words of obligation ("must" ≡ "always" ≡ "make sure" ≡ "should"): a rule '

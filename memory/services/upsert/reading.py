@@ -130,6 +130,7 @@ class Reading:
     subjectless: frozenset[int] = frozenset()
     # Per token: right before a word English has as a verb ("staging [uses]", "production [runs]").
     before_verb: tuple[bool, ...] = ()
+    text: str = ""  # as given: what tokens' offsets point into
 
 
 def _settings_key() -> tuple:
@@ -228,6 +229,7 @@ def _read(text: str, _key: tuple) -> Reading:
         for joined in (first + second, stem(first) + stem(second), stem(first + second))
     )
     return Reading(
+        text=text,
         joined=joined,
         tokens=tokens,
         clause=clause,

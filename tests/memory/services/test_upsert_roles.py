@@ -98,6 +98,10 @@ SAME_FACT = {
     "a rate's unit with a slash is no path": [("geo-api allows 50 requests per minute per token.", "In geo-api, each token gets 50 req/min.")],
     "two predicates of one subject reordered": [("For payout-service, transfers above 2,000 euros need finance approval, and they are logged to the ledger table.", "For payout-service, transfers above 2,000 euros are logged to the ledger table and need finance approval.")],
     "a fronted condition moved to the end": [("In docs-portal, after upgrading Astro, delete the .astro cache before running the build.", "In docs-portal, delete the .astro cache before running the build after upgrading Astro.")],
+    "two things around a relation that reads the same from either end": [
+        ("Never schedule the nightly snapshot alongside the weekly audit.", "The weekly audit must not run alongside the nightly snapshot."),
+        ("The orders service must not share a cluster with the search service.", "Never let the search service share a cluster with the orders service."),
+    ],
     "a fronted reason moved to the end": [("In racing-sim, because of replay determinism, the physics step runs at a fixed 120 Hz.", "In racing-sim, the physics step runs at a fixed 120 Hz because of replay determinism.")],
 }  # fmt: skip
 
@@ -309,6 +313,14 @@ CHANGED_FACT = {
     "the same number counting another thing": (
         "In search-cluster, keep 3 replicas of every index.",
         "In search-cluster, keep 3 shards of every index.",
+    ),
+    "two teams exchanged around 'share … with' of what one owns": (
+        "The data team shares its dbt models with the finance team.",
+        "The finance team shares its dbt models with the data team.",
+    ),
+    "two teams exchanged around a verb with its own object before 'together with'": (
+        "The platform team reviews Terraform plans together with the security team's findings.",
+        "The security team reviews Terraform plans together with the platform team's findings.",
     ),
     "an imperative's adjective changed": (
         "Archive old support tickets every month.",

@@ -4,9 +4,12 @@ passive is read as active."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
+from functools import lru_cache
 from itertools import combinations, permutations
 
+from memory.conf import setting
 from memory.services.upsert.compare.changes import Change, Comparison, first_surface, in_order, surfaces
 from memory.services.upsert.reading import Frame, Reading
 from memory.services.upsert.sequence import reversed_steps
@@ -414,6 +417,8 @@ def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
                     & between(new, new_clause, new_places[a], new_places[b])
                 ):
                     continue
+                if _symmetric(old, old_clause, a, b) and _symmetric(new, new_clause, a, b):
+                    continue  # "the backup alongside the reindex" / "the reindex alongside the backup"
                 before, after = sequence(old, old_clause), sequence(new, new_clause)
                 swapped = [b if key == a else a if key == b else key for key in before]
                 if swapped == after:
@@ -432,6 +437,41 @@ def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
                 ):
                     return a, b
     return None
+
+
+def _symmetric(reading: Reading, clause: int, a: str, b: str) -> bool:
+    """Do ``a`` and ``b`` stand on either side of a relation that reads the same from both ends
+    (``UPSERT_SYMMETRIC_RELATIONS``: "alongside", "share a database with"), with nothing before it
+    but the rest of the first one's name and verbs? Not when a verb has an object of its own there:
+    in "the platform team reviews changes together with the security team's findings" the teams are
+    no pair."""
+    ends = [t for n, t in enumerate(reading.tokens) if reading.clause[n] == clause and t.key in (a, b)]
+    if len(ends) != 2:
+        return False
+    left, right = sorted(ends, key=lambda t: t.start)
+    between = reading.text[left.end : right.start]
+    found = [m for pattern in _symmetric_relations() if (m := pattern.search(between))]
+    if not found:
+        return False
+    relation_at = left.end + min(m.start() for m in found)
+    named = True  # still in the first one's name
+    for n, t in enumerate(reading.tokens):
+        if not left.end <= t.start < relation_at:
+            continue
+        if reading.verbal[n] or t.kind in ("negation", "scope"):
+            named = False
+        elif not named:
+            return False  # a thing after a verb: that verb's object, not a pair of things
+    return True
+
+
+@lru_cache(maxsize=8)
+def _compiled_relations(patterns: tuple[str, ...]) -> tuple[re.Pattern, ...]:
+    return tuple(re.compile(pattern, re.IGNORECASE) for pattern in patterns)
+
+
+def _symmetric_relations() -> tuple[re.Pattern, ...]:
+    return _compiled_relations(tuple(setting("UPSERT_SYMMETRIC_RELATIONS")))
 
 
 def _verbs_between(reading: Reading, clause: int, a: float, b: float, is_verb=None) -> set[str]:
