@@ -707,6 +707,9 @@ MEMORY_LANE: dict = {
     ],
     # "over" rejects what follows it after one of these verbs ("prefer X over Y").
     "UPSERT_PREFERENCE_VERBS": ["prefer", "favor", "favour", "choose", "pick", "select"],
+    # Verbs whose object (or passive subject) gives way to something else: "replace X with Y" rejects X.
+    # Not "substitute", whose object is the newcomer ("substitute Y for X").
+    "UPSERT_REPLACING_VERBS": ["replace", "swap", "supersede"],
     # Words that start another clause (besides punctuation, and "and"/"or" before a new subject).
     "UPSERT_CLAUSE_WORDS": [
         "while",

@@ -194,6 +194,8 @@ MEMORY_LANE: dict[str, dict[str, str]] = {
         '"main is frozen for merges" ≡ "nobody merges to main"; "locked" against "open" is a flipped rule',
         "UPSERT_PRIVATIVE_WORDS": 'words that say "without" before a determiner, a negation: "PRs missing a '
         'ticket" ≡ "PRs without a ticket"',
+        "UPSERT_REPLACING_VERBS": 'verbs whose object, or subject in the passive, gives way to another thing ("replace X '
+        'with Y", "Y replaces X", "X is replaced by Y" reject X): the reverse exchanges the roles',
         "UPSERT_PREFERENCE_VERBS": '"over" rejects what follows it after one of these verbs ("prefer X over Y")',
         "UPSERT_CONDITION_PREPOSITIONS": 'a phrase opened by one of these bounds the rule in time ("during business '
         'hours"): said on one side only, the scope changed',

@@ -152,6 +152,7 @@ def _settings_key() -> tuple:
             "UPSERT_KEEPING_VERBS",
             "UPSERT_CONDITION_PREPOSITIONS",
             "UPSERT_PREFERENCE_VERBS",
+            "UPSERT_REPLACING_VERBS",
             "UPSERT_CLAUSE_WORDS",
             "UPSERT_RELATIONS",
             "UPSERT_ASSENT_NOUNS",
@@ -332,6 +333,7 @@ def _roles(items, clause_of_item, at, tokens) -> tuple[tuple[str, ...], set[int]
     rejected_items: set[int] = set()
     rejected_spans: set[int] = set()
     preference = word_setting("UPSERT_PREFERENCE_VERBS")
+    replacing = word_setting("UPSERT_REPLACING_VERBS")
     token_items = {item: n for n, item in enumerate(at)}
     for index, (group, word, _) in enumerate(items):
         if group != "word":
@@ -362,6 +364,10 @@ def _roles(items, clause_of_item, at, tokens) -> tuple[tuple[str, ...], set[int]
             previous = items[index - 1] if index else ("mark", "", 0)
             marker = word == "insteadof" or previous[0] == "mark" or previous[1] in ("and", "but", "or")
             marker = marker or (previous[0] == "word" and previous[1] not in AUXILIARIES | BE)
+        if not marker and _prefers(word, replacing):
+            # What is replaced gives way: "replace X with Y", "Y replaces X", "X is replaced by Y"
+            # reject X, so the reverse exchanges the roles.
+            rejected_items.update(_replaced(items, clause_of_item, index))
         preferences += marker and word in ("over", "to")
         if marker:
             rejected_items.update(_phrase_after(items, clause_of_item, index))
@@ -380,6 +386,21 @@ def _roles(items, clause_of_item, at, tokens) -> tuple[tuple[str, ...], set[int]
 def _prefers(word: str, preference: frozenset[str] | set[str]) -> bool:
     """A preference verb in any of its forms ("prefer", "preferred", "chosen", "favoured")."""
     return word in preference or verb_lemma(word) in preference
+
+
+def _replaced(items, clause_of_item, index: int) -> list[int]:
+    """The items of what a replacing verb at ``index`` replaces: its subject after a form of "be"
+    ("X is being replaced by Y"), else its object ("replace X with Y", "Y replaces X")."""
+    if index and items[index - 1][1] in BE:
+        clause = clause_of_item[index]
+        return [
+            j
+            for j in range(index)
+            if clause_of_item[j] == clause
+            and items[j][0] == "word"
+            and items[j][1] not in BE | FUNCTION_WORDS
+        ]
+    return _phrase_after(items, clause_of_item, index)
 
 
 def _phrase_after(items, clause_of_item, index: int, *, whole: bool = False) -> list[int]:

@@ -102,6 +102,9 @@ SAME_FACT = {
         ("Never schedule the nightly snapshot alongside the weekly audit.", "The weekly audit must not run alongside the nightly snapshot."),
         ("The orders service must not share a cluster with the search service.", "Never let the search service share a cluster with the orders service."),
     ],
+    "a replacement said in either voice": [
+        ("In the billing repo, Ruff replaces Flake8.", "In the billing repo, Flake8 is replaced by Ruff."),
+    ],
     "a fronted reason moved to the end": [("In racing-sim, because of replay determinism, the physics step runs at a fixed 120 Hz.", "In racing-sim, the physics step runs at a fixed 120 Hz because of replay determinism.")],
 }  # fmt: skip
 
@@ -321,6 +324,14 @@ CHANGED_FACT = {
     "two teams exchanged around a verb with its own object before 'together with'": (
         "The platform team reviews Terraform plans together with the security team's findings.",
         "The security team reviews Terraform plans together with the platform team's findings.",
+    ),
+    "what is replaced and what replaces it exchanged": (
+        "Replace the Makefile targets with Nx tasks in the web monorepo.",
+        "Replace the Nx tasks with Makefile targets in the web monorepo.",
+    ),
+    "what is replaced and what replaces it exchanged, in the passive": (
+        "The shell deploy scripts are being replaced with Ansible playbooks.",
+        "The Ansible playbooks are being replaced with shell deploy scripts.",
     ),
     "an imperative's adjective changed": (
         "Archive old support tickets every month.",
