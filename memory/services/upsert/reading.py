@@ -364,10 +364,12 @@ def _roles(items, clause_of_item, at, tokens) -> tuple[tuple[str, ...], set[int]
             previous = items[index - 1] if index else ("mark", "", 0)
             marker = word == "insteadof" or previous[0] == "mark" or previous[1] in ("and", "but", "or")
             marker = marker or (previous[0] == "word" and previous[1] not in AUXILIARIES | BE)
-        if not marker and _prefers(word, replacing):
+        if not marker and _prefers(word, replacing) and _replacement_named(items, clause_of_item, index):
             # What is replaced gives way: "replace X with Y", "Y replaces X", "X is replaced by Y"
-            # reject X, so the reverse exchanges the roles.
+            # reject X, so the reverse exchanges the roles; and the rejection counts as a negation
+            # does ("replace X with Y" ≡ "use Y instead of X").
             rejected_items.update(_replaced(items, clause_of_item, index))
+            preferences += 1
         preferences += marker and word in ("over", "to")
         if marker:
             rejected_items.update(_phrase_after(items, clause_of_item, index))
@@ -386,6 +388,19 @@ def _roles(items, clause_of_item, at, tokens) -> tuple[tuple[str, ...], set[int]
 def _prefers(word: str, preference: frozenset[str] | set[str]) -> bool:
     """A preference verb in any of its forms ("prefer", "preferred", "chosen", "favoured")."""
     return word in preference or verb_lemma(word) in preference
+
+
+def _replacement_named(items, clause_of_item, index: int) -> bool:
+    """Does the clause of a replacing verb at ``index`` say what replaces: after "with", "by" or
+    "for", or as the subject of the active verb ("Vitest replaces Jest")? Not "pods are replaced on
+    deploy" nor "replace the pods on deploy"."""
+    clause = clause_of_item[index]
+    after = any(
+        clause_of_item[j] == clause and items[j][1] in ("with", "by", "for")
+        for j in range(index + 1, len(items))
+    )
+    subject = index > 0 and items[index - 1][0] == "word" and items[index - 1][1] not in BE | FUNCTION_WORDS
+    return after or (subject and clause_of_item[index - 1] == clause)
 
 
 def _replaced(items, clause_of_item, index: int) -> list[int]:

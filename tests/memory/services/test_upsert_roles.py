@@ -104,6 +104,13 @@ SAME_FACT = {
     ],
     "a replacement said in either voice": [
         ("In the billing repo, Ruff replaces Flake8.", "In the billing repo, Flake8 is replaced by Ruff."),
+        ("Replace Black with Ruff format in the api repo.", "In the api repo, Black is replaced by Ruff format."),
+    ],
+    "a replacement said as a rejection": [
+        ("Replace Flake8 with Ruff in the billing repo.", "In the billing repo, use Ruff instead of Flake8."),
+    ],
+    "a replaced thing with nothing named in its place is no rejection": [
+        ("The worker pods are replaced on every deploy.", "The worker pods get recreated on every deploy."),
     ],
     "a fronted reason moved to the end": [("In racing-sim, because of replay determinism, the physics step runs at a fixed 120 Hz.", "In racing-sim, the physics step runs at a fixed 120 Hz because of replay determinism.")],
 }  # fmt: skip
@@ -328,6 +335,10 @@ CHANGED_FACT = {
     "what is replaced and what replaces it exchanged": (
         "Replace the Makefile targets with Nx tasks in the web monorepo.",
         "Replace the Nx tasks with Makefile targets in the web monorepo.",
+    ),
+    "a replacement negated": (
+        "Replace Flake8 with Ruff in the billing repo.",
+        "Don't replace Flake8 with Ruff in the billing repo.",
     ),
     "what is replaced and what replaces it exchanged, in the passive": (
         "The shell deploy scripts are being replaced with Ansible playbooks.",

@@ -419,6 +419,8 @@ def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
                     continue
                 if _symmetric(old, old_clause, a, b) and _symmetric(new, new_clause, a, b):
                     continue  # "the backup alongside the reindex" / "the reindex alongside the backup"
+                if _role_of(old, a) == _role_of(new, a) != _role_of(old, b) == _role_of(new, b):
+                    continue  # one kept, one rejected on both sides: "replace X with Y" / "use Y instead of X"
                 before, after = sequence(old, old_clause), sequence(new, new_clause)
                 swapped = [b if key == a else a if key == b else key for key in before]
                 if swapped == after:
@@ -437,6 +439,11 @@ def _order_inversions(old: Reading, new: Reading) -> tuple[str, str] | None:
                 ):
                     return a, b
     return None
+
+
+def _role_of(reading: Reading, key: str) -> str:
+    """The polarity role of a key's first token ("+" kept, "-" rejected)."""
+    return next((reading.role[n] for n, t in enumerate(reading.tokens) if t.key == key), "")
 
 
 def _symmetric(reading: Reading, clause: int, a: str, b: str) -> bool:
