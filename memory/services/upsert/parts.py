@@ -155,14 +155,25 @@ def qualifies(items, item: int) -> bool:
     return previous in ARTICLES and next_word != "of"
 
 
+# Words that open a subordinate clause and are never part of a noun phrase ("deployed by Tom once
+# Priya has reviewed them": the agent is Tom).
+SUBORDINATORS = _words("once when whenever because unless if")
+
+
 def phrase(items, index: int, step: int, limit: int = 3) -> list[str]:
     """The content words next to ``index`` going one way (``step`` 1 or -1), at most ``limit``,
-    until a mark, a function word or a determiner: a noun phrase's words ("all [partner API keys]",
-    "[admin] actions")."""
+    until a mark, a function word, a determiner or a word that opens a subordinate clause: a noun
+    phrase's words ("all [partner API keys]", "[admin] actions")."""
     words = []
     while 0 <= index < len(items) and len(words) < limit:
         group, word, _ = items[index]
-        if group != "word" or word in FUNCTION_WORDS or word in DETERMINERS or word in PREPOSITIONS:
+        if (
+            group != "word"
+            or word in FUNCTION_WORDS
+            or word in DETERMINERS
+            or word in PREPOSITIONS
+            or word in SUBORDINATORS
+        ):
             break
         words.append(word)
         index += step

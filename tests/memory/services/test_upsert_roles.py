@@ -106,6 +106,9 @@ SAME_FACT = {
         ("In the billing repo, Ruff replaces Flake8.", "In the billing repo, Flake8 is replaced by Ruff."),
         ("Replace Black with Ruff format in the api repo.", "In the api repo, Black is replaced by Ruff format."),
     ],
+    "the agent of a passive, then a clause opened by once": [
+        ("In search-infra, Wen drafts the runbooks and Omar publishes them.", "search-infra runbooks are published by Omar once Wen has drafted them."),
+    ],
     "a replacement said as a rejection": [
         ("Replace Flake8 with Ruff in the billing repo.", "In the billing repo, use Ruff instead of Flake8."),
     ],
@@ -335,6 +338,10 @@ CHANGED_FACT = {
     "what is replaced and what replaces it exchanged": (
         "Replace the Makefile targets with Nx tasks in the web monorepo.",
         "Replace the Nx tasks with Makefile targets in the web monorepo.",
+    ),
+    "one person takes the other's action, the other's clause subordinate": (
+        "In search-infra, Wen drafts the runbooks and Omar publishes them.",
+        "search-infra runbooks are published by Wen once Omar has drafted them.",
     ),
     "a replacement negated": (
         "Replace Flake8 with Ruff in the billing repo.",

@@ -100,11 +100,11 @@ def _agents_exchanged(old: Reading, new: Reading) -> tuple[list[str], list[str]]
         # by the primary" → "the secondary pages the primary".
         (agent, action), (their_agent, their_action) = *mine, *theirs
         if action != their_action or not (_said_in(new, agent) and _said_in(old, their_agent)):
-            return None
+            return _action_taken(old, new) or _action_taken(new, old, mirrored=True)
     elif len(mine) < 2 or (
         {a for a, _ in mine} != {a for a, _ in theirs} or {v for _, v in mine} != {v for _, v in theirs}
     ):
-        return None
+        return _action_taken(old, new) or _action_taken(new, old, mirrored=True)
 
     def said(reading: Reading, pairs) -> list[str]:
         return [
@@ -112,6 +112,30 @@ def _agents_exchanged(old: Reading, new: Reading) -> tuple[list[str], list[str]]
         ]
 
     return said(old, mine), said(new, theirs)
+
+
+def _action_taken(
+    one: Reading, other: Reading, *, mirrored: bool = False
+) -> tuple[list[str], list[str]] | None:
+    """Someone who does one thing in ``one`` does, in ``other``, what another person named in both
+    did in ``one``: "Priya reviews the migrations and Tom deploys them" → "the migrations are deployed
+    by Priya once Tom has reviewed them" (the second agent's clause need not be read as one). As
+    (agent action) pairs of old and new (``mirrored``: ``one`` is the new text), or None."""
+    for agent, action in sorted(one.agents):
+        for their_agent, their_action in sorted(other.agents):
+            if their_agent != agent or their_action == action or (agent, their_action) in one.agents:
+                continue
+            doers = sorted(
+                a for a, v in one.agents if v == their_action and a != agent and _said_in(other, a)
+            )
+            if doers:
+                before = [
+                    f"{_surface_of(one, agent)} {action}",
+                    f"{_surface_of(one, doers[0])} {their_action}",
+                ]
+                after = [f"{_surface_of(other, agent)} {their_action}"]
+                return (after, before) if mirrored else (before, after)
+    return None
 
 
 def _surface_of(reading: Reading, agent: str) -> str:
