@@ -693,6 +693,15 @@ MEMORY_LANE: dict = {
     # Words for a group of people: the agent is the word before ("the data team reviews…" → data;
     # memory/services/upsert/agents.py).
     "UPSERT_GROUP_NOUNS": ["team", "group", "squad", "crew", "folks", "org", "department", "guild"],
+    # Verbs that name one action when who does what is compared (the first of a group stands for it):
+    # "the server stores it" / "it is kept by the server", "requested by product" / "product asks for".
+    "UPSERT_ACTION_SYNONYMS": [
+        ["store", "keep", "retain", "persist", "hold"],
+        ["request", "ask"],
+        ["read", "consume"],
+        ["write", "produce"],
+        ["approve", "sign"],
+    ],
     # Nouns of assent: who gives one ("sign-off from the finance lead", "approval by legal") is its agent,
     # read first as the subject of "the finance lead approves" (memory/services/upsert/reading.py).
     "UPSERT_ASSENT_NOUNS": [

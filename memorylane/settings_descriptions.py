@@ -215,6 +215,8 @@ MEMORY_LANE: dict[str, dict[str, str]] = {
         "changes the scope when it names at least this many things the other side does not",
         "UPSERT_KIND_NOUNS": 'kinds of thing: said after names both texts give ("the ml-notebooks repo" / '
         '"ml-notebooks") they add nothing',
+        "UPSERT_ACTION_SYNONYMS": 'verbs that name one action when who does what is compared ("stores" / "is kept by", '
+        '"requested by" / "asks for"): the first of each group stands for the others',
         "UPSERT_GROUP_NOUNS": 'words for a group of people: the agent is the word before ("the data team '
         'reviews…" → data)',
         "UPSERT_ASSENT_NOUNS": 'nouns of assent: who gives one is its agent ("need sign-off from the finance '

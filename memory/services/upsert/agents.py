@@ -49,9 +49,15 @@ def agent_actions(items) -> frozenset[tuple[str, str]]:
             if subject:
                 found.add((stem(subject), action))
                 verbs.add(index)  # what follows is its object ("files access requests"), not a clause
-    found = {(agent, action) for agent, action in found if action not in NOT_ACTIONS}
+    same = _action_synonyms()
+    found = {(agent, same.get(action, action)) for agent, action in found if action not in NOT_ACTIONS}
     actions = [action for _, action in found]
     return frozenset(found) if len(set(actions)) == len(actions) else frozenset()
+
+
+def _action_synonyms() -> dict[str, str]:
+    """A verb's lemma → the lemma that stands for its group (``UPSERT_ACTION_SYNONYMS``)."""
+    return {verb: group[0] for group in setting("UPSERT_ACTION_SYNONYMS") for verb in group}
 
 
 def _head(words: list[str]) -> str:

@@ -153,6 +153,7 @@ def _settings_key() -> tuple:
             "UPSERT_CONDITION_PREPOSITIONS",
             "UPSERT_PREFERENCE_VERBS",
             "UPSERT_REPLACING_VERBS",
+            "UPSERT_ACTION_SYNONYMS",
             "UPSERT_CLAUSE_WORDS",
             "UPSERT_RELATIONS",
             "UPSERT_ASSENT_NOUNS",

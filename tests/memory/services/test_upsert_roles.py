@@ -343,6 +343,10 @@ CHANGED_FACT = {
         "In search-infra, Wen drafts the runbooks and Omar publishes them.",
         "search-infra runbooks are published by Wen once Omar has drafted them.",
     ),
+    "one takes the other's action, said with a synonym": (
+        "For the export job, the scheduler requests the snapshots and the archiver stores them.",
+        "For the export job, the archiver asks for the snapshots, which the scheduler keeps.",
+    ),
     "a replacement negated": (
         "Replace Flake8 with Ruff in the billing repo.",
         "Don't replace Flake8 with Ruff in the billing repo.",
