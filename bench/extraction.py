@@ -15,7 +15,9 @@ MATCH_OVERLAP_LOOSE of the lesson's content words present):
 - **duplicates**: memories stored for a lesson the team already had (same key, earlier or twice);
 - **self-contained**: stored memories with no leading filler, no unresolved this/it/that/here at the
   start, and that are statements, not questions;
-- **throughput**: transcript messages extracted per second.
+- **throughput**: transcript messages extracted per second by a started worker: two sessions of
+  another team are extracted first (the model, the compiled screens and the lexicons load, as at a
+  worker's first task), and their time is printed apart as the start-up.
 
 Per kind of session, a table, then one line of JSON. ``--show`` prints every unmatched memory and
 every missed lesson, so a reader can audit the matching.
