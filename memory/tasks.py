@@ -6,7 +6,8 @@ the scheduled run has none and works on every team, one after another, never com
 
 Extraction retries transient failures (the database or the embedder unavailable) with exponential
 backoff and jitter, and gives up as ``failed`` with the error kept. Every worker sweeps for lost
-extractions when it starts, so a worker killed mid-task is made good by the next one.
+extractions when it starts, so a worker killed mid-task is made good by the next one, and each
+process that runs tasks loads the model, screens and lexicons in the background as it starts.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import logging
 from dataclasses import asdict
 
 from celery import shared_task
-from celery.signals import worker_ready
+from celery.signals import worker_process_init, worker_ready
 from django.db import DatabaseError, InterfaceError, OperationalError
 
 from memory.conf import setting
@@ -92,6 +93,16 @@ def extraction_sweep_task() -> list[str]:
 @worker_ready.connect
 def _sweep_at_start(sender=None, **kwargs) -> None:
     extraction_sweep_task.delay()
+
+
+@worker_process_init.connect
+def _warm_up_at_start(**kwargs) -> None:
+    """Each process that runs tasks (a prefork child, or the solo worker itself) loads the model,
+    screens and lexicons in the background, so its first extraction does not pay for them."""
+    if setting("WORKER_WARM_UP"):
+        from memory.services.warmup import warm_up_in_background
+
+        warm_up_in_background()
 
 
 def _run_job(task: str, run_id: int | None, body) -> dict:

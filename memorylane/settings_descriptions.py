@@ -471,6 +471,8 @@ MEMORY_LANE: dict[str, dict[str, str]] = {
         "EXTRACTION_DEBUGGING_CUES": "a correction or insight matching these is in the debugging category",
     },
     "Extraction retries and leases — [Supervision](supervision.md)": {
+        "WORKER_WARM_UP": "each worker process loads the embedding model, the screens and the lexicons in "
+        "the background as it starts, instead of at its first task",
         "EXTRACTION_MAX_ATTEMPTS": "attempts of an extraction that meets a transient failure (database, "
         "embedder, disk), with exponential backoff and jitter",
         "EXTRACTION_RETRY_BASE_SECONDS": "the first retry's wait",

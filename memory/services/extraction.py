@@ -35,7 +35,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
-from django.db.models import F, Q
+from django.db.models import Case, F, Q, When
 from django.utils import timezone
 
 from memory import embeddings
@@ -615,17 +615,23 @@ def extraction_claim(session_id, team_id=None) -> Session | None:
         "extraction_lease_until": _lease_end(now),
         "updated_at": now,
     }
-    claimed = 0
-    if str(session_id) not in _ACTIVE:
-        claimed = ended.filter(
-            extraction_status=ExtractionStatus.RUNNING, extraction_claimed_by=identity
-        ).update(**fields)
-    if not claimed:
-        claimed = ended.filter(
-            Q(extraction_status=ExtractionStatus.PENDING)
-            | (Q(extraction_status=ExtractionStatus.RUNNING) & _lapsed_q(now))
-        ).update(**fields, extraction_attempts=F("extraction_attempts") + 1)
-    return sessions.select_related("project", "team").get(pk=session_id) if claimed else None
+    claimable = Q(extraction_status=ExtractionStatus.PENDING) | (
+        Q(extraction_status=ExtractionStatus.RUNNING) & _lapsed_q(now)
+    )
+    # Our own claim, left running by an outage, is resumed without spending an attempt — unless this
+    # process is still running it.
+    ours = (
+        Q(extraction_status=ExtractionStatus.RUNNING, extraction_claimed_by=identity)
+        if str(session_id) not in _ACTIVE
+        else Q(pk__in=[])
+    )
+    claimed = ended.filter(ours | claimable).update(
+        **fields,
+        extraction_attempts=Case(
+            When(ours, then=F("extraction_attempts")), default=F("extraction_attempts") + 1
+        ),
+    )
+    return sessions.select_related("project", "team", "user").get(pk=session_id) if claimed else None
 
 
 @contextlib.contextmanager
@@ -666,8 +672,9 @@ def lease_heartbeat(session: Session):
         thread.join(timeout=5)
 
 
-def _finish(session: Session, status: str, *, error: str = "", report: dict | None = None) -> bool:
-    """Set the outcome of our claim; False when the claim was lost (another worker took over)."""
+def _finish(session: Session, status: str, *, error: str = "", report: dict | None = None, **fields) -> bool:
+    """Set the outcome of our claim (and any other ``fields`` of the session); False when the claim
+    was lost (another worker took over)."""
     return bool(
         Session.objects.for_team(session.team_id)
         .filter(
@@ -680,6 +687,7 @@ def _finish(session: Session, status: str, *, error: str = "", report: dict | No
             extraction_error=error,
             extraction_report=report if report is not None else F("extraction_report"),
             updated_at=timezone.now(),
+            **fields,
         )
     )
 
@@ -732,11 +740,15 @@ def _extract(session: Session, started: float) -> ExtractionReport:
     items, vectors = [items[i] for i in keep], vectors[keep] if len(prepared) else vectors
     with transaction.atomic():
         sessions = Session.objects.for_team(session.team_id)
-        locked = sessions.select_for_update().get(pk=session.pk)
-        if (
-            locked.extraction_status != ExtractionStatus.RUNNING
-            or locked.extraction_claimed_at != session.extraction_claimed_at
-        ):
+        status, claimed_at, extracted_through, ended_through = (
+            sessions.select_for_update()
+            .filter(pk=session.pk)
+            .values_list(
+                "extraction_status", "extraction_claimed_at", "extracted_through_seq", "ended_through_seq"
+            )
+            .get()
+        )
+        if status != ExtractionStatus.RUNNING or claimed_at != session.extraction_claimed_at:
             report.status = "claim lost"
             return report
         # The store's upsert decides (DESIGN.md §4.3): a lesson the team already has is reinforced
@@ -751,10 +763,9 @@ def _extract(session: Session, started: float) -> ExtractionReport:
         report.added = [str(r.memory.pk) for r in results if r.operation in (ADD, UPDATE, PROPOSED)]
         report.skipped_similar = sum(1 for r in results if r.operation == NOOP)
         report.seconds = round(time.monotonic() - started, 3)
-        through = messages[-1][0] if messages else locked.extracted_through_seq
-        sessions.filter(pk=session.pk).update(extracted_through_seq=through)
-        _finish(session, ExtractionStatus.DONE, report=asdict(report))
-        if locked.ended_through_seq is not None and (through is None or locked.ended_through_seq > through):
+        through = messages[-1][0] if messages else extracted_through
+        _finish(session, ExtractionStatus.DONE, report=asdict(report), extracted_through_seq=through)
+        if ended_through is not None and (through is None or ended_through > through):
             # The session was resumed and ended again while this run was reading: extract the rest.
             sessions.filter(pk=session.pk, extraction_status=ExtractionStatus.DONE).update(
                 extraction_status=ExtractionStatus.PENDING, extraction_attempts=0

@@ -76,6 +76,13 @@ def test_a_transcript_posted_over_the_api_becomes_memories_once(agent, test_data
         extraction_requeue(session=Session.objects.get(external_id="cc-e2e"))
         wait_for(lambda: status_of("cc-e2e") == ExtractionStatus.DONE, what="the re-run", log=log)
         assert Session.objects.get(external_id="cc-e2e").extraction_report["skipped_similar"] >= 2
+        # The worker loaded the model, screens and lexicons as it started, not at its first task.
+        warmed = wait_for(
+            lambda: [line for line in log.read_text().splitlines() if "worker warmed up in" in line],
+            what="the warm-up",
+            log=log,
+        )
+        assert all(part in warmed[0] for part in ("model", "screens", "secret detection", "lexicons"))
     assert Memory.objects.count() == memories.count()
 
 

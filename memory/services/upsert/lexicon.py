@@ -17,6 +17,15 @@ from functools import lru_cache
 WORDING_TAGS = frozenset({"VERB", "AUX", "ADV"})
 
 
+def load() -> None:
+    """Read the lexicon's tables now (~0.4 s) rather than at the first word looked up
+    (``memory/services/warmup.py``)."""
+    from lemminflect import getAllInflections, getAllLemmas
+
+    getAllLemmas("runs")
+    getAllInflections("run", upos="VERB")
+
+
 @lru_cache(maxsize=16384)
 def _lemmas(word: str) -> dict[str, tuple[str, ...]]:
     """The word form's lemmas by universal POS tag; empty when the lexicon lacks it."""
