@@ -1189,7 +1189,7 @@ MEMORY_LANE: dict = {
     "EXTRACTION_MAX_ATTEMPTS": 4,
     # Each worker process loads the model, the screens and the lexicons in the background as it starts
     # (memory/services/warmup.py) instead of at its first task.
-    "WORKER_WARM_UP": envbool("MEMORYLANE_WORKER_WARM_UP", "true"),
+    "WORKER_WARM_UP": True,
     "EXTRACTION_RETRY_BASE_SECONDS": 5,
     "EXTRACTION_RETRY_MAX_SECONDS": 300,
     # A claim is a lease: the worker renews it every HEARTBEAT seconds while it works; a lease not renewed
