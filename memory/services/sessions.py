@@ -2,7 +2,7 @@
 
 Messages are idempotent by ``seq`` and redacted before storage. Ending a session records its
 outcome, scores it (§4.6), gives every memory the session was shown an implicit helpful or
-harmful event, and queues extraction (§4.8, ``services/extraction.py``) once that commits.
+harmful event, and queues extraction (§4.8, ``services/extraction/``) once that commits.
 
 A session belongs to a team (DESIGN.md §11): an agent's own session id is unique per team and user,
 a session is found only inside the caller's team (another team's id answers NotFound like a missing
