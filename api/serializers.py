@@ -189,7 +189,7 @@ class MemorySerializer(serializers.ModelSerializer):
         }
 
     def get_entities(self, memory: Memory) -> list[str]:
-        slugs = getattr(memory, "entity_slugs", None)  # api.views.with_entity_slugs
+        slugs = getattr(memory, "entity_slugs", None)  # api.views.common.with_entity_slugs
         if slugs is not None:
             return slugs
         mentions = getattr(memory, "prefetched_mentions", None)
@@ -551,7 +551,7 @@ class SessionSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_memories(self, session: Session) -> list[str]:
-        ids = getattr(session, "memory_ids", None)  # api.views.session_detail: those the caller sees
+        ids = getattr(session, "memory_ids", None)  # api.views.sessions.session_detail: those the caller sees
         if ids is None:
             ids = session.memories.values_list("pk", flat=True)
         return [str(pk) for pk in ids]
