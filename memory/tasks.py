@@ -7,7 +7,7 @@ the scheduled run has none and works on every team, one after another, never com
 Extraction retries transient failures (the database or the embedder unavailable) with exponential
 backoff and jitter, and gives up as ``failed`` with the error kept. Every worker sweeps for lost
 extractions when it starts, so a worker killed mid-task is made good by the next one, and each
-process that runs tasks loads the model, screens and lexicons in the background as it starts.
+process that runs tasks loads the models, screens and lexicons in the background as it starts.
 """
 
 from __future__ import annotations
@@ -99,10 +99,10 @@ def _sweep_at_start(sender=None, **kwargs) -> None:
 def _warm_up_at_start(**kwargs) -> None:
     """Each process that runs tasks (a prefork child, or the solo worker itself) loads the model,
     screens and lexicons in the background, so its first extraction does not pay for them."""
-    if setting("WORKER_WARM_UP"):
+    if setting("WARM_UP"):
         from memory.services.warmup import warm_up_in_background
 
-        warm_up_in_background()
+        warm_up_in_background("worker")
 
 
 def _run_job(task: str, run_id: int | None, body) -> dict:

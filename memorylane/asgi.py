@@ -10,7 +10,8 @@ load). The fixed threads also keep their database connections between requests w
 DATABASE_CONN_MAX_AGE is set.
 
 ASGI lifespan events start and stop the MCP session manager; without them (``uvicorn --lifespan
-off``, as the runner starts it) the first /mcp request starts it.
+off``, as the runner starts it) the first /mcp request starts it. The models, screens and lexicons
+load on a background thread as the process starts (``memory/services/warmup.py``, ``WARM_UP``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ django_application = with_body_length(WSGIMiddleware(get_wsgi_application(), wor
 from api.mcp_server import McpApplication, is_mcp_path  # noqa: E402 - needs Django set up first
 
 mcp_application = McpApplication()
+
+if setting("WARM_UP"):  # the models, screens and lexicons load now, not at the first request
+    from memory.services.warmup import warm_up_in_background
+
+    warm_up_in_background("web process")
 
 
 async def lifespan(scope, receive, send) -> None:

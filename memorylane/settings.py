@@ -363,6 +363,9 @@ MEMORY_LANE: dict = {
     "EMBEDDING_BACKEND": "onnx",  # onnx (the model exported once, run by onnxruntime) | torch
     # Threads per web process serving Django (memorylane/asgi.py); the processes are WEB_CONCURRENCY.
     "WEB_THREADS": envint("MEMORYLANE_WEB_THREADS", "4"),
+    # Each web and worker process loads the models, the screens and the lexicons in the background as
+    # it starts (memory/services/warmup.py) instead of at its first request or task.
+    "WARM_UP": True,
     # onnxruntime's threads per model call of at least EMBEDDING_PARALLEL_MIN_TEXTS texts (a batch
     # store, an extraction); 0 lets it take one per core. A smaller call (a query, a store) runs on
     # one thread: split across two, it cost 10–30% more CPU (bench/HISTORY.md, stop 27).
@@ -1187,9 +1190,6 @@ MEMORY_LANE: dict = {
     ],
     # Retries of transient failures (database, embedder, disk): exponential backoff with jitter.
     "EXTRACTION_MAX_ATTEMPTS": 4,
-    # Each worker process loads the model, the screens and the lexicons in the background as it starts
-    # (memory/services/warmup.py) instead of at its first task.
-    "WORKER_WARM_UP": True,
     "EXTRACTION_RETRY_BASE_SECONDS": 5,
     "EXTRACTION_RETRY_MAX_SECONDS": 300,
     # A claim is a lease: the worker renews it every HEARTBEAT seconds while it works; a lease not renewed

@@ -102,6 +102,8 @@ MEMORY_LANE: dict[str, dict[str, str]] = {
         "EMBEDDING_BATCH_SIZE": "texts per model call (batch stores, extraction, concurrent queries). Smaller "
         "calls keep the model's working memory in the CPU's cache: 16 took 25% less CPU than 64 on one thread "
         "and a third less time on two, with the same vectors (`bench/HISTORY.md`, stop 36)",
+        "WARM_UP": "each web and worker process loads the embedding and late-interaction models, the screens "
+        "and the lexicons in the background as it starts, instead of at its first request or task",
         "WEB_THREADS": "threads per web process serving Django (`memorylane/asgi.py`); the processes are "
         "`WEB_CONCURRENCY`",
         "EMBEDDING_THREADS": "onnxruntime's threads per model call of at least `EMBEDDING_PARALLEL_MIN_TEXTS` "
@@ -471,8 +473,6 @@ MEMORY_LANE: dict[str, dict[str, str]] = {
         "EXTRACTION_DEBUGGING_CUES": "a correction or insight matching these is in the debugging category",
     },
     "Extraction retries and leases — [Supervision](supervision.md)": {
-        "WORKER_WARM_UP": "each worker process loads the embedding model, the screens and the lexicons in "
-        "the background as it starts, instead of at its first task",
         "EXTRACTION_MAX_ATTEMPTS": "attempts of an extraction that meets a transient failure (database, "
         "embedder, disk), with exponential backoff and jitter",
         "EXTRACTION_RETRY_BASE_SECONDS": "the first retry's wait",
