@@ -190,9 +190,8 @@ def _extract(client, team, session: Session):
     client.post(f"/api/v1/sessions/{external}/end", session.outcome, content_type="application/json")
     row = SessionRow.objects.for_team(team).get(external_id=external)
     started = time.perf_counter()
-    report = extraction_run(
-        row.pk, team.pk
-    )  # what the worker runs for this session (its task carries the team)
+    # What the worker runs for this session (its task carries the team).
+    report = extraction_run(row.pk, team.pk)
     seconds = time.perf_counter() - started
     if report.status != "done":
         raise SystemExit(f"{session.id}: extraction ended {report.status}: {report}")
