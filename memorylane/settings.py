@@ -752,6 +752,10 @@ MEMORY_LANE: dict = {
         "vs": "versus",
         "versus": "versus",
     },
+    # Prepositions that open a verb's object ("the app depends on the framework", "waits for the lock"):
+    # who does that action is read as for a direct object (memory/services/upsert/agents.py), and the
+    # action is the verb with its preposition.
+    "UPSERT_OBJECT_PREPOSITIONS": ["on", "upon", "for", "at", "with", "about"],
     # Relations that say the same read from either end (regular expressions, case-insensitive): two
     # things traded places around one of them are the same fact ("never run the backup alongside the
     # reindex" ≡ "the reindex must not run alongside the backup"). "share … with" only of a thing held

@@ -171,6 +171,8 @@ MEMORY_LANE: dict[str, dict[str, str]] = {
         "UPSERT_PREPOSITION_CONTRASTS": "contrast words that are mostly prepositions or particles: one on one "
         'side only ("on the last day", "bring the stack up") is no change — an exchange ("up" → "down") still '
         "is. Any other contrast word on one side only is a changed fact",
+        "UPSERT_OBJECT_PREPOSITIONS": 'prepositions that open a verb\'s object ("depends on the framework"): who does '
+        "that action is read as for a direct object, and the action is the verb with its preposition",
         "UPSERT_SYMMETRIC_RELATIONS": "relations that read the same from either end, as regular expressions "
         '("alongside", "share a … with", "overlap with"): two things that traded places around one, with no '
         "other thing or verb's object before it, are the same fact",

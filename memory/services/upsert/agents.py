@@ -8,7 +8,10 @@ the order alone cannot tell. These pairs can:
 - a passive with its agent: a verb's participle, "by", the agent ("reviewed by legal");
 - an active clause: a noun phrase opening a sentence, a clause or a relative clause ("which",
   "that", "who", "and") followed by a verb, itself followed by its object or the clause's end
-  ("the CX leads review the …", "…, which legal writes,").
+  ("the CX leads review the …", "…, which legal writes,");
+- a verb whose object follows a preposition (``UPSERT_OBJECT_PREPOSITIONS``: "the app depends on
+  the framework", "the job waits for the lock"): the action is the verb with its preposition, so
+  "runs on the cluster" and "runs the cluster" are two actions, never one done by two agents.
 The agent is the last word of its noun phrase ("the CX leads" → leads), the action the verb's lemma.
 Pure: a function of the text's items.
 """
@@ -40,15 +43,18 @@ def agent_actions(items) -> frozenset[tuple[str, str]]:
                 found.add((stem(_head(agent)), action))
             continue
         action = verb_lemma(word)
-        if (
+        if action and index - 1 not in verbs and _object_after_preposition(items, index):
+            action = f"{action} {items[index + 1][1]}"  # "depends on the framework" → "depend on"
+        elif not (
             action
             and index - 1 not in verbs
             and (_takes_object_or_ends(items, index) or _in_relative(items, index))
         ):
-            subject = _subject_before(items, index)
-            if subject:
-                found.add((stem(subject), action))
-                verbs.add(index)  # what follows is its object ("files access requests"), not a clause
+            continue
+        subject = _subject_before(items, index)
+        if subject:
+            found.add((stem(subject), action))
+            verbs.add(index)  # what follows is its object ("files access requests"), not a clause
     same = _action_synonyms()
     found = {(agent, same.get(action, action)) for agent, action in found if action not in NOT_ACTIONS}
     actions = [action for _, action in found]
@@ -123,6 +129,16 @@ def _takes_object_or_ends(items, index: int) -> bool:
         return True
     # A bare plural object: "the governance team files access requests".
     return items[index][1].endswith("s") and _bare_object(items, index + 1)
+
+
+def _object_after_preposition(items, index: int) -> bool:
+    """Is the verb at ``index`` followed by a preposition of ``UPSERT_OBJECT_PREPOSITIONS`` and an
+    article or determiner opening its object ("depends on the shared package")?"""
+    if index + 2 >= len(items):
+        return False
+    (group, word, _), (_, opener, _) = items[index + 1], items[index + 2]
+    prepositions = frozenset(setting("UPSERT_OBJECT_PREPOSITIONS"))
+    return group == "word" and word in prepositions and (opener in ARTICLES or opener in DETERMINERS)
 
 
 def _bare_object(items, index: int) -> bool:

@@ -154,6 +154,7 @@ def _settings_key() -> tuple:
             "UPSERT_PREFERENCE_VERBS",
             "UPSERT_REPLACING_VERBS",
             "UPSERT_ACTION_SYNONYMS",
+            "UPSERT_OBJECT_PREPOSITIONS",
             "UPSERT_CLAUSE_WORDS",
             "UPSERT_RELATIONS",
             "UPSERT_ASSENT_NOUNS",

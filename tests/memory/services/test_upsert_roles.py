@@ -405,6 +405,39 @@ def test_agents_exchanged_between_actions_say_who_now_does_what():
     ]
 
 
+@pytest.mark.parametrize(
+    "old, new, operation",
+    [
+        # The subject and the object of a verb whose object follows a preposition, exchanged.
+        (
+            "For mobile-wallet-ios, the app target depends on the WalletCore framework, never the other way around.",
+            "For mobile-wallet-ios, the WalletCore framework depends on the app target, never the other way around.",
+            UPDATE,
+        ),
+        (
+            "The billing worker relies on the ledger API.",
+            "The ledger API relies on the billing worker.",
+            UPDATE,
+        ),
+        ("The retry loop waits for the auth service.", "The auth service waits for the retry loop.", UPDATE),
+        # The same action in the other voice, or with another preposition; another verb is another action.
+        (
+            "The billing worker relies on the ledger API.",
+            "The ledger API is relied on by the billing worker.",
+            NOOP,
+        ),
+        ("The retry loop waits for the auth service.", "The retry loop waits on the auth service.", NOOP),
+        (
+            "The mobile team signs off on the release checklist.",
+            "The release checklist is signed off by the mobile team.",
+            NOOP,
+        ),
+    ],
+)
+def test_who_does_an_action_whose_object_follows_a_preposition(embedder, old, new, operation):
+    assert verdict(embedder, old, new).operation == operation
+
+
 def test_a_thing_pointed_at_on_one_side_only_is_reworded_not_moved():
     assert not compare_facts(
         "Escalate sev-1 alerts to the database lead via Opsgenie.",
