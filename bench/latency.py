@@ -864,6 +864,14 @@ def remove_stored(ids: list, team) -> None:
     Memory.objects.for_team(team).filter(pk__in=ids).delete()
 
 
+def _at_least_one(value: str) -> int:
+    """An argument that counts questions to check: a whole number of at least one."""
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError("must be at least 1 (recall needs questions to check)")
+    return number
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.latency", description=__doc__.splitlines()[0])
     parser.add_argument("--memories", type=int, default=10000)
@@ -874,7 +882,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(
         "--recall-queries",
-        type=int,
+        type=_at_least_one,
         default=100,
         help="questions whose vector lists are checked against an exact scan (recall, stranded scans)",
     )
