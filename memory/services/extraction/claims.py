@@ -128,19 +128,14 @@ def extraction_claim(session_id, team_id=None) -> Session | None:
     claimable = Q(extraction_status=ExtractionStatus.PENDING) | (
         Q(extraction_status=ExtractionStatus.RUNNING) & _lapsed_q(now)
     )
-    # Our own claim, left running by an outage, is resumed without spending an attempt — unless this
-    # process is still running it.
-    ours = (
-        Q(extraction_status=ExtractionStatus.RUNNING, extraction_claimed_by=identity)
-        if str(session_id) not in _ACTIVE
-        else Q(pk__in=[])
-    )
-    claimed = ended.filter(ours | claimable).update(
-        **fields,
-        extraction_attempts=Case(
-            When(ours, then=F("extraction_attempts")), default=F("extraction_attempts") + 1
-        ),
-    )
+    attempts = F("extraction_attempts") + 1
+    if str(session_id) not in _ACTIVE:
+        # Our own claim, left running by an outage, is resumed without spending an attempt (unless
+        # this process is still running it): one statement either way.
+        ours = Q(extraction_status=ExtractionStatus.RUNNING, extraction_claimed_by=identity)
+        claimable |= ours
+        attempts = Case(When(ours, then=F("extraction_attempts")), default=attempts)
+    claimed = ended.filter(claimable).update(**fields, extraction_attempts=attempts)
     return sessions.select_related("project", "team", "user").get(pk=session_id) if claimed else None
 
 
