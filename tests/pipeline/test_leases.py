@@ -1,5 +1,5 @@
 """Extraction claims are leases: renewed while a worker works, taken over on any host once lapsed,
-resumed after a database outage without spending an attempt (memory/services/extraction.py)."""
+resumed after a database outage without spending an attempt (memory/services/extraction/claims.py)."""
 
 from __future__ import annotations
 
