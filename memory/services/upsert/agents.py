@@ -33,6 +33,7 @@ def agent_actions(items) -> frozenset[tuple[str, str]]:
     """(agent stem, action lemma) for every agent this reading can tell, in either voice. Empty
     when an action has two agents: the pairs then cannot say who does which."""
     found, verbs = set(), set()
+    prepositions = frozenset(setting("UPSERT_OBJECT_PREPOSITIONS"))
     for index, (group, word, _) in enumerate(items):
         if group != "word":
             continue
@@ -43,7 +44,7 @@ def agent_actions(items) -> frozenset[tuple[str, str]]:
                 found.add((stem(_head(agent)), action))
             continue
         action = verb_lemma(word)
-        if action and index - 1 not in verbs and _object_after_preposition(items, index):
+        if action and index - 1 not in verbs and _object_after_preposition(items, index, prepositions):
             action = f"{action} {items[index + 1][1]}"  # "depends on the framework" → "depend on"
         elif not (
             action
@@ -131,13 +132,12 @@ def _takes_object_or_ends(items, index: int) -> bool:
     return items[index][1].endswith("s") and _bare_object(items, index + 1)
 
 
-def _object_after_preposition(items, index: int) -> bool:
-    """Is the verb at ``index`` followed by a preposition of ``UPSERT_OBJECT_PREPOSITIONS`` and an
-    article or determiner opening its object ("depends on the shared package")?"""
+def _object_after_preposition(items, index: int, prepositions: frozenset[str]) -> bool:
+    """Is the verb at ``index`` followed by one of ``prepositions`` (``UPSERT_OBJECT_PREPOSITIONS``)
+    and an article or determiner opening its object ("depends on the shared package")?"""
     if index + 2 >= len(items):
         return False
     (group, word, _), (_, opener, _) = items[index + 1], items[index + 2]
-    prepositions = frozenset(setting("UPSERT_OBJECT_PREPOSITIONS"))
     return group == "word" and word in prepositions and (opener in ARTICLES or opener in DETERMINERS)
 
 
