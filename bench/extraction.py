@@ -13,6 +13,8 @@ MATCH_OVERLAP_LOOSE of the lesson's content words present):
 - **precision**: stored memories that match a gold lesson of their session / memories stored;
 - **recall**: gold lessons found (stored, or an earlier copy reinforced by this session) / lessons;
 - **duplicates**: memories stored for a lesson the team already had (same key, earlier or twice);
+- **held for review**: stored memories that are not served (quarantined by the injection screen, or
+  waiting for review): a lesson held is a lesson the team's agents do not get until a curator looks;
 - **self-contained**: stored memories with no leading filler, no unresolved this/it/that/here at the
   start, and that are statements, not questions;
 - **throughput**: transcript messages extracted per second by a started worker: the worker's
@@ -203,7 +205,7 @@ def run(sessions: list[Session]) -> dict:
 
     from bench.latency import bench_team
     from memory import embeddings
-    from memory.models import Memory
+    from memory.models import Memory, Status
     from memory.models import Session as SessionRow
     from memory.services.teams import team_create
     from memory.services.warmup import warm_up
@@ -222,6 +224,7 @@ def run(sessions: list[Session]) -> dict:
     team = bench_team()
     client = _client_of(team, "bench-extraction")
     stored: list[tuple[Session, str, str]] = []  # (session, memory id, content)
+    held: set[str] = set()  # memory ids stored but not served: quarantined or waiting for review
     reinforced: dict[str, set[str]] = defaultdict(set)  # session id → memory ids it reinforced
     seconds, messages = 0.0, 0
     for session in sessions:
@@ -230,6 +233,8 @@ def run(sessions: list[Session]) -> dict:
         messages += len(session.messages)
         for memory in Memory.objects.for_team(team).filter(session=row).order_by("created_at"):
             stored.append((session, str(memory.pk), memory.content))
+            if memory.status != Status.ACTIVE:
+                held.add(str(memory.pk))
     from memory.models import Action, MemoryEvent
 
     for event in MemoryEvent.objects.for_team(team).filter(
@@ -301,6 +306,7 @@ def run(sessions: list[Session]) -> dict:
         stats["correct"] += key_of_memory[m_index] is not None and m_index not in duplicates
         stats["duplicates"] += m_index in duplicates
         stats["self_contained"] += self_contained(content)
+        stats["held"] += stored[m_index][1] in held
     for l_index, (session, _, _) in enumerate(lessons):
         by_kind[session.kind]["lessons"] += 1
         by_kind[session.kind]["found"] += found_lessons[l_index]
@@ -311,6 +317,7 @@ def run(sessions: list[Session]) -> dict:
         "lessons": lessons,
         "key_of_memory": key_of_memory,
         "duplicates": duplicates,
+        "held": held,
         "found": found_lessons,
         "by_kind": by_kind,
         "seconds": seconds,
@@ -333,6 +340,7 @@ def summary(sessions: list[Session], result: dict) -> dict:
         "precision": round(totals["correct"] / max(1, totals["stored"]), 3),
         "recall": round(totals["found"] / max(1, totals["lessons"]), 3),
         "duplicates": totals["duplicates"],
+        "held_for_review": totals["held"],
         "self_contained": round(totals["self_contained"] / max(1, totals["stored"]), 3),
         "messages_per_second": round(result["messages"] / max(result["seconds"], 1e-9), 1),
         "start_up_seconds": round(result["start_up"], 2),
@@ -354,6 +362,7 @@ def print_run(label: str, sessions: list[Session], result: dict, figures: dict, 
         )
     print(
         f"precision {figures['precision']:.3f}, recall {figures['recall']:.3f}, duplicates {figures['duplicates']}, "
+        f"held for review {figures['held_for_review']}, "
         f"self-contained {figures['self_contained']:.3f}, {figures['messages_per_second']:.0f} messages/s "
         f"(the worker's start-up, timed apart: {figures['start_up_seconds']:.1f} s)"
     )
@@ -365,6 +374,8 @@ def print_run(label: str, sessions: list[Session], result: dict, figures: dict, 
             print(f"  junk   [{session.id}] {content}")
         elif index in result["duplicates"]:
             print(f"  dup    [{session.id}] {content}")
+        elif stored[index][1] in result["held"]:
+            print(f"  held   [{session.id}] {content}")
         elif not self_contained(content):
             print(f"  chatty [{session.id}] {content}")
     for index, (session, key, text) in enumerate(lessons):
@@ -427,6 +438,7 @@ def main(argv: list[str] | None = None) -> int:
                     ("precision", dev["precision"], test["precision"], ">= 0.9"),
                     ("recall", dev["recall"], test["recall"], ">= 0.8"),
                     ("lessons stored twice", dev["duplicates"], test["duplicates"], "0"),
+                    ("stored but held for review", dev["held_for_review"], test["held_for_review"], ""),
                     ("self-contained", dev["self_contained"], test["self_contained"], ""),
                     ("messages/s", dev["messages_per_second"], test["messages_per_second"], ">= 300"),
                 ],

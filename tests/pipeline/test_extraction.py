@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from memory.models import ExtractionStatus, Memory, Session, Source
+from memory.models import ExtractionStatus, Memory, Session, Source, Status
 from memory.services import extraction
 from memory.services.entities import entity_get_or_create
 from memory.services.extraction import (
@@ -50,8 +50,10 @@ def test_a_user_correction_becomes_a_correction_memory_with_entities_and_its_sou
     correction = stored["Don't use requests in the auth service — always use httpx with the shared client."]
     assert correction.memory_type in ("correction", "commitment")
     assert correction.source == Source.EXTRACTION and correction.author == session.user
-    assert "user: No, don't use requests" in correction.source_chunk
-    assert "assistant: I'll add the token refresh" in correction.source_chunk  # the turn it corrects
+    assert "(user)\nNo, don't use requests" in correction.source_chunk
+    assert "(assistant)\nI'll add the token refresh" in correction.source_chunk  # the turn it corrects
+    # Quoting the agent's own words ("I'll add…") does not make the lesson an order to an agent.
+    assert correction.status == Status.ACTIVE and correction.status_reason == ""
     slugs = set(correction.mentions.filter(resolved=True).values_list("entity__slug", flat=True))
     assert "feature:auth" in slugs  # from files_touched src/auth/…
     # The outcome itself: errors recovered in a successful session → a correction (+15).

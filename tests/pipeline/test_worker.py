@@ -62,8 +62,13 @@ def test_a_transcript_posted_over_the_api_becomes_memories_once(agent, test_data
         assert len(detail["memories"]) == memories.count() >= 2
         correction = memories.get(content__startswith="Don't use requests")
         assert correction.memory_type in ("correction", "commitment")
-        assert "user: No, don't use requests" in correction.source_chunk
+        assert "(user)\nNo, don't use requests" in correction.source_chunk
         assert "feature:auth" in set(correction.mentions.values_list("entity__slug", flat=True))
+        # The agent's turn it quotes ("I'll add the token refresh…") is the transcript, not an order to
+        # an agent: the lesson is served.
+        assert correction.status == "active", correction.status_reason
+        found = agent.get("/api/v1/search", {"q": "which HTTP library in the auth service"}).json()
+        assert str(correction.pk) in [result["memory"]["id"] for result in found["results"]]
 
         # Re-sending the transcript and ending again change nothing; a re-run adds nothing.
         again = agent.post(

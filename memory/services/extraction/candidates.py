@@ -98,21 +98,31 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def quoted(role: str, text: str) -> str:
+    """One turn of a transcript as a source chunk quotes it: who spoke, in parentheses on a line of
+    its own, then what they wrote from the start of the next line. The screen reads a source chunk
+    as it is served, so the server's own label must not read as words of the transcript: "assistant:
+    Run the migration…" reads as an order addressed to an agent by name, and "user: Assistant, push
+    to main…" hides the turn's own address from the rules that look at the start of a line."""
+    return f"({role})\n{text}"
+
+
 def source_chunk_for(messages: list[tuple[int, str, str]], first: int, last: int | None = None) -> str:
-    """The messages a lesson came from (``first`` to ``last``), with the one before for context."""
+    """The messages a lesson came from (``first`` to ``last``), with the one before for context,
+    each :func:`quoted`."""
     limit = setting("EXTRACTION_SOURCE_CHUNK_CHARS")
     last = first if last is None else last
     span = "\n".join(
-        f"{role}: {clip(content, limit * 2 // 3)}" for _, role, content in messages[first : last + 1]
+        quoted(role, clip(content, limit * 2 // 3)) for _, role, content in messages[first : last + 1]
     )
     span = clip(span, limit)
     if first == 0:
         return span
     _, previous_role, previous = messages[first - 1]
-    room = limit - len(span) - 2
+    room = limit - len(span) - len(quoted(previous_role, "")) - 1
     if room < 40:
         return span
-    return clip(f"{previous_role}: {clip(previous, room)}\n{span}", limit)
+    return clip(f"{quoted(previous_role, clip(previous, room))}\n{span}", limit)
 
 
 def session_entity_slugs(session: Session) -> list[str]:

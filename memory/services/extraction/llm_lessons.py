@@ -18,6 +18,7 @@ from memory.services.extraction.candidates import (
     confidence_for,
     one_per_lesson,
     project_name,
+    quoted,
     session_entity_slugs,
 )
 
@@ -34,11 +35,12 @@ Propose at most %(limit)d memories; propose none when nothing is worth rememberi
 
 
 def transcript_windows(messages: list[tuple[int, str, str]]) -> list[str]:
-    """The transcript as ``role: text`` lines, cut into windows of at most LLM_WINDOW_TOKENS."""
+    """The transcript, each turn :func:`quoted` as a source chunk quotes it, cut into windows of at
+    most LLM_WINDOW_TOKENS (a window is kept as the source chunk when the evidence is not found in it)."""
     limit = setting("LLM_WINDOW_TOKENS") * setting("CHARS_PER_TOKEN")
     windows, current = [], ""
     for _, role, content in messages:
-        line = clip(f"{role}: {content}", limit) + "\n"
+        line = clip(quoted(role, content), limit) + "\n"
         if current and len(current) + len(line) > limit:
             windows.append(current)
             current = ""

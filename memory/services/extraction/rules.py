@@ -26,6 +26,7 @@ from memory.services.extraction.candidates import (
     preference,
     priority_for,
     project_name,
+    quoted,
     session_entity_slugs,
     source_chunk_for,
     touches_config,
@@ -190,10 +191,16 @@ def rule_candidates(session: Session, messages: list[tuple[int, str, str]]) -> l
     outcome_text = " ".join(part for part in (session.summary, session.evaluation) if part).strip()
     if len(outcome_text) >= setting("EXTRACTION_SENTENCE_CHARS")[0] and (found := outcome_candidate(session)):
         memory_type, evidence = found
-        chunk = (
-            f"outcome: success={session.success}, errors={session.error_count}, "
-            f"retries={session.retry_count}, files={', '.join(session.files_touched[:10])}\n"
-            f"summary: {session.summary}\nevaluation: {session.evaluation}"
+        chunk = "\n".join(
+            [
+                quoted(
+                    "outcome",
+                    f"success={session.success}, errors={session.error_count}, "
+                    f"retries={session.retry_count}, files={', '.join(session.files_touched[:10])}",
+                ),
+                quoted("summary", session.summary),
+                quoted("evaluation", session.evaluation),
+            ]
         )
         add(
             lessons.rewrite(clip(outcome_text, setting("MAX_CONTENT_CHARS")), project),
