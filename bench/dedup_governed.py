@@ -52,8 +52,12 @@ def settled(pair: dict) -> bool:
     )
 
 
-def run_pure(pairs: list[dict]) -> tuple[dict[str, str], dict[str, str]]:
-    """pair id → outcome (REINFORCE, SUPERSEDE, PROPOSE or ADD), and → the decision's reason."""
+def run_pure(
+    pairs: list[dict], *, same_lesson_cosine: float | None = None
+) -> tuple[dict[str, str], dict[str, str]]:
+    """pair id → outcome (REINFORCE, SUPERSEDE, PROPOSE or ADD), and → the decision's reason. With
+    ``same_lesson_cosine``, ``b`` is decided as extraction decides a lesson it finds (the same lesson
+    in other words reinforces: DESIGN.md §4.8)."""
     from memory import embeddings
     from memory.services.governance import govern, settled_reason
     from memory.services.upsert import Side, decide_pair, scope_of
@@ -66,7 +70,7 @@ def run_pure(pairs: list[dict]) -> tuple[dict[str, str], dict[str, str]]:
         old = Side(pair["a"], "workflow", scope_of(pair.get("entities_a", [])))
         new = Side(pair["b"], "workflow", scope_of(pair.get("entities_b", [])))
         decision = govern(
-            decide_pair(new, old, cosine),
+            decide_pair(new, old, cosine, same_lesson_cosine=same_lesson_cosine),
             settled=settled_reason(**pair["a_state"]),
             curator=pair["b_author"] == "curator",
         )
@@ -221,6 +225,20 @@ def run(*, api: bool, show: bool) -> dict:
                     )
     print_side_by_side("governed pairs, pure decision (dev | test; test frozen, not tuned on)", pure)
     result["governed_pure"] = pure
+    # The same pairs as extraction decides them: "the same lesson in other words" reinforces, so a
+    # changed fact it took for one would be lost from what is served (DESIGN.md §4.3, §4.8).
+    from django.conf import settings
+
+    lesson = settings.MEMORY_LANE["EXTRACTION_SAME_LESSON_COSINE"]
+    extraction = {}
+    for name in SPLITS:
+        pairs = load_split(name)
+        outcomes, _ = run_pure(pairs, same_lesson_cosine=lesson)
+        extraction[name] = metrics(pairs, outcomes)
+    print_side_by_side(
+        f"governed pairs as extraction decides them (same lesson at cosine >= {lesson})", extraction
+    )
+    result["governed_extraction"] = extraction
     if api:
         through: dict[str, dict] = {}
         for name in SPLITS:

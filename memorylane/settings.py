@@ -1137,7 +1137,9 @@ MEMORY_LANE: dict = {
     # in the other (the assistant's root cause and the user's rule about it).
     "EXTRACTION_SAME_LESSON_OVERLAP": 0.6,
     # A candidate this close (cosine) to a live memory of its scope, with no number, version, name, path,
-    # identifier, negation or order that differs, is a lesson the team already has: it reinforces it.
+    # identifier, negation or order that differs (none replaced by another, whatever kind each is read
+    # as) and no contrast word or "all"/"every" on one side only, is a lesson the team already has: it
+    # reinforces it.
     "EXTRACTION_SAME_LESSON_COSINE": 0.68,
     # A finding ("the root cause was…") this close to a rule of the same session is said by the rule.
     "EXTRACTION_FINDING_COVERED_COSINE": 0.5,

@@ -459,8 +459,8 @@ MEMORY_LANE: dict[str, dict[str, str]] = {
         "EXTRACTION_SAME_LESSON_OVERLAP": "two candidates of one session are one lesson when this share of the "
         "shorter one's content words is in the other (the assistant's root cause and the user's rule about it)",
         "EXTRACTION_SAME_LESSON_COSINE": "a candidate this close to a live memory of its scope, with no number, "
-        "version, name, path, identifier, negation or order that differs, is a lesson the team already has: "
-        "it reinforces it",
+        "version, name, path, identifier, negation or order that differs (none replaced by another) and no "
+        'contrast word or "all"/"every" on one side only, is a lesson the team already has: it reinforces it',
         "EXTRACTION_FINDING_COVERED_COSINE": 'a finding ("the root cause was…") this close to a rule of the '
         "same session is said by the rule",
         "EXTRACTION_SAME_SESSION_COSINE": "two candidates of one session this close are one lesson told twice "

@@ -26,6 +26,7 @@ The pipeline, for a new memory against each neighbour of a compatible scope (clo
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,9 +35,11 @@ from memory.conf import setting
 from memory.services.language import latin_script
 from memory.services.upsert.compare import Change, compare
 from memory.services.upsert.tokens import (
+    FUNCTION_WORDS,
     Token,
     content_hash,
     content_tokens,
+    contrast_words,
     jaccard,
     normalize_text,
     stem,
@@ -55,6 +58,7 @@ __all__ = [
     "content_hash",
     "content_tokens",
     "decide",
+    "elaborates",
     "decide_pair",
     "highlight_spans",
     "jaccard",
@@ -147,7 +151,8 @@ def decide_pair(new: Side, old: Side, cosine: float, *, same_lesson_cosine: floa
     """The verdict of one new memory against one existing memory. With ``same_lesson_cosine``
     (extraction), a rewording at that cosine or above that changes no fact — only ordinary words
     differ, or a detail is added or left out, but no number, version, name, identifier, path or
-    date is replaced and no negation, scope or role changes — is the same lesson: NOOP."""
+    date is replaced (:func:`elaborates`), no contrast word or "all"/"every" is said on one side only
+    (:func:`universal`) and no negation, scope or role changes — is the same lesson: NOOP."""
     overlap = jaccard(token_set(new.text), token_set(old.text))
     conflict = scope_conflict(new.entities, old.entities)
     if conflict:  # even the same text: DESIGN.md §4.3, another scope is never a duplicate
@@ -193,7 +198,7 @@ def decide_pair(new: Side, old: Side, cosine: float, *, same_lesson_cosine: floa
                 ADD, f"another fact on the topic ({things} said on one side only)", old.ref, cosine, overlap
             )
         return Decision(ADD, far, old.ref, cosine, overlap)
-    if lesson and all(_elaborates(change) for change in changes):
+    if lesson and elaborates(changes) and universal(old.text) == universal(new.text):
         return Decision(NOOP, "the same lesson in other words (no fact changed)", old.ref, cosine, overlap)
     if not close:
         return Decision(ADD, far, old.ref, cosine, overlap)
@@ -204,15 +209,56 @@ def decide_pair(new: Side, old: Side, cosine: float, *, same_lesson_cosine: floa
     return Decision(UPDATE, reason, old.ref, cosine, overlap, changed_fact=True, changes=changes)
 
 
-def _elaborates(change: Change) -> bool:
-    """A difference that rewords or adds detail without changing a fact: ordinary words, or a
-    name, number or identifier only added or only left out — never one replaced by another, and
+# What may follow "all" before the thing it quantifies: "all the hosts", "all of our services".
+QUANTIFIED_DETERMINERS = frozenset(
+    ["the", "these", "those", "its", "their", "our", "your", "his", "her", "my", "of"]
+)
+
+
+def universal(text: str) -> bool:
+    """Whether ``text`` quantifies a thing with "all", "every", "each" or "any" (UPSERT_QUANTIFIERS of
+    the kind ``all``; "no" is a negation): the quantifier followed by a word that is not a function
+    word, or by a determiner ("all the hosts", "all of the hosts"; not "turns them all into…"). One
+    side quantified and the other not, while words were added or left out, is a scope narrowed or
+    widened ("all hosts" / "internet-facing hosts", "the Go services" / "every service"), not a
+    detail."""
+    quantifiers = {
+        word for word, kind in setting("UPSERT_QUANTIFIERS").items() if kind == "all" and word != "no"
+    }
+    words = re.findall(r"[^\W_]+|[^\w\s]", normalize_text(text))
+    return any(
+        word in quantifiers
+        and following.isalnum()
+        and (following not in FUNCTION_WORDS or following in QUANTIFIED_DETERMINERS)
+        for word, following in zip(words, words[1:], strict=False)
+    )
+
+
+def elaborates(changes: Sequence[Change]) -> bool:
+    """Whether the differences only reword or add detail without changing a fact (pure): ordinary
+    words, or a name, number or identifier only added or only left out. Never one thing replaced by
+    another — also when the comparison reads the two as different kinds ("Postmark", a name, left out
+    and "SendGrid", an identifier, added) —, never a contrast word on one side only ("optional",
+    "required": UPSERT_CONTRAST_GROUPS, the prepositions of UPSERT_PREPOSITION_CONTRASTS aside), and
     never a negation, a scope, a role or an order."""
-    if change.kind == "term":
-        # Many words differ: the same thing said another way. One or two swapped for one or two
-        # ("pnpm" → "yarn", "platform team" → "payments team") is a changed fact.
-        return not (change.old and change.new) or len(change.old) > 2 or len(change.new) > 2
-    return change.kind not in ("negation", "order", "role", "scope") and not (change.old and change.new)
+    polar = contrast_words() - set(setting("UPSERT_PREPOSITION_CONTRASTS"))
+    left_out = added = False
+    for change in changes:
+        if change.kind in ("negation", "order", "role", "scope"):
+            return False
+        if change.kind == "term":
+            words = {word.lower() for phrase in (*change.old, *change.new) for word in phrase.split()}
+            if words & polar:
+                return False
+            # Many words differ: the same thing said another way. One or two swapped for one or two
+            # ("pnpm" → "yarn", "platform team" → "payments team") is a changed fact.
+            if change.old and change.new and len(change.old) <= 2 and len(change.new) <= 2:
+                return False
+            continue
+        if change.old and change.new:
+            return False
+        left_out, added = left_out or bool(change.old), added or bool(change.new)
+    return not (left_out and added)
 
 
 def decide(

@@ -173,3 +173,49 @@ def test_the_changed_tokens_are_marked_for_the_review():
     )
     assert [text for text, marked in pieces if marked] == ["20"]
     assert "".join(text for text, _ in pieces) == "Always pin Node 20 for the billing service."
+
+
+def lesson_verdict(embedder, old: str, new: str):
+    """The verdict of ``new`` as extraction decides a lesson it found (the same lesson in other words
+    reinforces), at the configured EXTRACTION_SAME_LESSON_COSINE."""
+    from django.conf import settings
+
+    vectors = embedder.encode([old, new])
+    return decide_pair(
+        Side(new, "workflow", scope_of([])),
+        Side(old, "workflow", scope_of([])),
+        float(vectors[0] @ vectors[1]),
+        same_lesson_cosine=settings.MEMORY_LANE["EXTRACTION_SAME_LESSON_COSINE"],
+    )
+
+
+# Changed facts a session may state that the same-lesson rule once took for the lesson restated (each
+# NOOP before: the changed fact lost from what is served). From the dev pairs of bench/data.
+LESSON_CHANGED = [
+    # one thing replaced by another read as another kind: a name left out, an identifier added
+    ("Transactional emails are sent through Postmark.", "Transactional emails are sent through SendGrid."),
+    ("Lint the Python code in ml-pipeline with Ruff before pushing.", "Lint the Python code in ml-pipeline with Flake8 before pushing."),
+    # a contrast word on one side only
+    ("Two-factor auth is optional for contractors.", "Two-factor auth is mandatory for contractors."),
+    ("Canary analysis is required before promotion.", "Canary analysis is optional before promotion."),
+    # "all" / "every" on one side only, with a qualifier added or left out
+    ("Security patches are applied to all hosts within 48 hours.", "Security patches are applied to internet-facing hosts within 48 hours."),
+    ("The style guide covers the Go services.", "The style guide covers every service."),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("old", "new"), LESSON_CHANGED)
+def test_extraction_never_takes_a_changed_fact_for_its_lesson_restated(embedder, old, new):
+    assert lesson_verdict(embedder, old, new).operation != NOOP
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Never commit .env files to the repository.", "Never commit .env files to the repository; they hold secrets."),
+        ("Every service must expose a /healthz endpoint.", "Every service must expose a /healthz endpoint for the load balancer."),
+        ("Use pnpm, not npm, in the web-dashboard.", "In the web-dashboard we use pnpm, never npm."),
+    ],
+)  # fmt: skip
+def test_extraction_still_reinforces_a_lesson_restated_with_a_detail(embedder, old, new):
+    assert lesson_verdict(embedder, old, new).operation == NOOP
