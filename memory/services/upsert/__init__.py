@@ -58,8 +58,8 @@ __all__ = [
     "content_hash",
     "content_tokens",
     "decide",
-    "elaborates",
     "decide_pair",
+    "elaborates",
     "highlight_spans",
     "jaccard",
     "normalize_text",
@@ -69,6 +69,7 @@ __all__ = [
     "scope_of",
     "stem",
     "token_set",
+    "universal",
 ]
 
 ADD, UPDATE, NOOP = "ADD", "UPDATE", "NOOP"
@@ -209,6 +210,8 @@ def decide_pair(new: Side, old: Side, cosine: float, *, same_lesson_cosine: floa
     return Decision(UPDATE, reason, old.ref, cosine, overlap, changed_fact=True, changes=changes)
 
 
+# Pronouns that quantify as "all" does, with no thing after them ("anyone who touches…", "everyone must").
+UNIVERSAL_PRONOUNS = frozenset(["everyone", "everybody", "everything", "anyone", "anybody", "anything"])
 # What may follow "all" before the thing it quantifies: "all the hosts", "all of our services".
 QUANTIFIED_DETERMINERS = frozenset(
     ["the", "these", "those", "its", "their", "our", "your", "his", "her", "my", "of"]
@@ -226,6 +229,8 @@ def universal(text: str) -> bool:
         word for word, kind in setting("UPSERT_QUANTIFIERS").items() if kind == "all" and word != "no"
     }
     words = re.findall(r"[^\W_]+|[^\w\s]", normalize_text(text))
+    if any(word in UNIVERSAL_PRONOUNS for word in words):
+        return True
     return any(
         word in quantifiers
         and following.isalnum()

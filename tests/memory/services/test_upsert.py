@@ -219,3 +219,21 @@ def test_extraction_never_takes_a_changed_fact_for_its_lesson_restated(embedder,
 )  # fmt: skip
 def test_extraction_still_reinforces_a_lesson_restated_with_a_detail(embedder, old, new):
     assert lesson_verdict(embedder, old, new).operation == NOOP
+
+
+@pytest.mark.parametrize(
+    ("text", "quantified"),
+    [
+        ("Security patches are applied to all hosts within 48 hours.", True),
+        ("Every service must expose a /healthz endpoint.", True),
+        ("Back up all of our databases nightly.", True),
+        ("Whenever anyone touches a query! macro, run cargo sqlx prepare.", True),
+        ("The hub tokenizer turns them all into [UNK].", False),  # a pronoun's "all" quantifies no thing
+        ("The style guide covers the Go services.", False),
+        ("No deploy ships without a plan.", False),  # "no" is a negation, compared as one
+    ],
+)
+def test_what_says_all_of_a_thing(text, quantified):
+    from memory.services.upsert import universal
+
+    assert universal(text) is quantified
