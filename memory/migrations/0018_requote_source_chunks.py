@@ -11,6 +11,7 @@ from django.db import migrations
 
 LABELS = "user|assistant|system|tool|outcome|summary|evaluation"
 LABEL = re.compile(rf"^({LABELS}): ", re.MULTILINE)
+BATCH = 500
 
 
 def requote(chunk: str) -> str:
@@ -21,8 +22,14 @@ def requote(chunk: str) -> str:
 def relabel(apps, schema_editor) -> None:
     Memory = apps.get_model("memory", "Memory")
     old = Memory.objects.filter(source="extraction", source_chunk__regex=rf"(^|\n)({LABELS}): ")
-    for pk, chunk in old.values_list("pk", "source_chunk").iterator(chunk_size=500):
-        Memory.objects.filter(pk=pk).update(source_chunk=requote(chunk))
+    batch = []
+    for memory in old.only("pk", "source_chunk").iterator(chunk_size=BATCH):
+        memory.source_chunk = requote(memory.source_chunk)
+        batch.append(memory)
+        if len(batch) == BATCH:
+            Memory.objects.bulk_update(batch, ["source_chunk"])
+            batch = []
+    Memory.objects.bulk_update(batch, ["source_chunk"])
 
 
 class Migration(migrations.Migration):
