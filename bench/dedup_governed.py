@@ -52,18 +52,24 @@ def settled(pair: dict) -> bool:
     )
 
 
+def pair_vectors(pairs: list[dict]) -> dict:
+    """Every text of ``pairs`` → its vector (the real model), each embedded once."""
+    from memory import embeddings
+
+    texts = sorted({text for pair in pairs for text in (pair["a"], pair["b"])})
+    return dict(zip(texts, embeddings.encode(texts), strict=True))
+
+
 def run_pure(
-    pairs: list[dict], *, same_lesson_cosine: float | None = None
+    pairs: list[dict], vectors: dict | None = None, *, same_lesson_cosine: float | None = None
 ) -> tuple[dict[str, str], dict[str, str]]:
     """pair id → outcome (REINFORCE, SUPERSEDE, PROPOSE or ADD), and → the decision's reason. With
     ``same_lesson_cosine``, ``b`` is decided as extraction decides a lesson it finds (the same lesson
-    in other words reinforces: DESIGN.md §4.8)."""
-    from memory import embeddings
+    in other words reinforces: DESIGN.md §4.8). ``vectors``: :func:`pair_vectors`, when already made."""
     from memory.services.governance import govern, settled_reason
     from memory.services.upsert import Side, decide_pair, scope_of
 
-    texts = sorted({text for pair in pairs for text in (pair["a"], pair["b"])})
-    vectors = dict(zip(texts, embeddings.encode(texts), strict=True))
+    vectors = vectors if vectors is not None else pair_vectors(pairs)
     outcomes, reasons = {}, {}
     for pair in pairs:
         cosine = float(vectors[pair["a"]] @ vectors[pair["b"]])
@@ -206,13 +212,20 @@ def by_family(pairs: list[dict], outcomes: dict[str, str]) -> dict[str, dict]:
 def run(*, api: bool, show: bool) -> dict:
     """Both splits, pure and (with ``api``) through the REST API; ``show`` prints dev's misses."""
     from bench.scratch import scratch_database
+    from memory.conf import setting
 
+    # The same pairs as extraction decides them too: "the same lesson in other words" reinforces, so
+    # a changed fact it took for one would be lost from what is served (DESIGN.md §4.3, §4.8).
+    lesson = setting("EXTRACTION_SAME_LESSON_COSINE")
     result: dict = {}
     pure: dict[str, dict] = {}
+    extraction: dict[str, dict] = {}
     pure_outcomes: dict[str, dict[str, str]] = {}
     for name in SPLITS:
         pairs = load_split(name)
-        outcomes, reasons = run_pure(pairs)
+        vectors = pair_vectors(pairs)
+        extraction[name] = metrics(pairs, run_pure(pairs, vectors, same_lesson_cosine=lesson)[0])
+        outcomes, reasons = run_pure(pairs, vectors)
         pure_outcomes[name] = outcomes
         pure[name] = metrics(pairs, outcomes)
         pure[name]["by_family"] = by_family(pairs, outcomes)
@@ -225,16 +238,6 @@ def run(*, api: bool, show: bool) -> dict:
                     )
     print_side_by_side("governed pairs, pure decision (dev | test; test frozen, not tuned on)", pure)
     result["governed_pure"] = pure
-    # The same pairs as extraction decides them: "the same lesson in other words" reinforces, so a
-    # changed fact it took for one would be lost from what is served (DESIGN.md §4.3, §4.8).
-    from django.conf import settings
-
-    lesson = settings.MEMORY_LANE["EXTRACTION_SAME_LESSON_COSINE"]
-    extraction = {}
-    for name in SPLITS:
-        pairs = load_split(name)
-        outcomes, _ = run_pure(pairs, same_lesson_cosine=lesson)
-        extraction[name] = metrics(pairs, outcomes)
     print_side_by_side(
         f"governed pairs as extraction decides them (same lesson at cosine >= {lesson})", extraction
     )

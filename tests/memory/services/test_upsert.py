@@ -178,14 +178,14 @@ def test_the_changed_tokens_are_marked_for_the_review():
 def lesson_verdict(embedder, old: str, new: str):
     """The verdict of ``new`` as extraction decides a lesson it found (the same lesson in other words
     reinforces), at the configured EXTRACTION_SAME_LESSON_COSINE."""
-    from django.conf import settings
+    from memory.conf import setting
 
     vectors = embedder.encode([old, new])
     return decide_pair(
         Side(new, "workflow", scope_of([])),
         Side(old, "workflow", scope_of([])),
         float(vectors[0] @ vectors[1]),
-        same_lesson_cosine=settings.MEMORY_LANE["EXTRACTION_SAME_LESSON_COSINE"],
+        same_lesson_cosine=setting("EXTRACTION_SAME_LESSON_COSINE"),
     )
 
 
